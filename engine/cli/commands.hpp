@@ -1,0 +1,14 @@
+// The engine's commands, one file each; main.cpp dispatches on the first argument.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace engine::cli {
+
+// Each takes the arguments after the command name and returns the exit code.
+int train_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
+int info_command(const std::vector<std::string>& args);
+
+}  // namespace engine::cli

@@ -1,0 +1,79 @@
+#include "engine/cli/common.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/threads.hpp"
+#include "engine_paths_config.hpp"
+
+namespace engine::cli {
+namespace fs = std::filesystem;
+
+std::string engine_home() {
+  if (const char* home = std::getenv("ENGINE_HOME")) return home;
+  return ENGINE_SOURCE_DIR;
+}
+
+void add_run_flags(cxxopts::Options& options) {
+  options.add_options("run")
+      ("set", "override a hyperparameter: --set key=value (repeatable)", cxxopts::value<std::vector<std::string>>())
+      ("out", "root folder for run files", cxxopts::value<std::string>()->default_value("runs"))
+      ("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
+      ("device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))
+      ("seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())
+      ("q,quiet", "print only errors and the run file's path")
+      ("v,verbose", "print debug messages")
+      ("h,help", "show this help");
+}
+
+int apply_common_flags(const cxxopts::ParseResult& flags) {
+  if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
+  if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
+  return core::configure_threads(flags["threads"].as<int>());
+}
+
+std::unique_ptr<lua::Runtime> make_runtime(const std::string& script_path) {
+  lua::RuntimeOptions options;
+  const fs::path dir = fs::path(script_path).parent_path();
+  options.script_dir = dir.empty() ? "." : dir.string();
+  options.package_dirs = {options.script_dir, (fs::path(engine_home()) / "modules").string()};
+  options.dataset_dirs = {(fs::current_path() / "datasets").string(),
+                          (fs::path(engine_home()) / "datasets").string()};
+  return std::make_unique<lua::Runtime>(options);
+}
+
+cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::string program = options.program();
+  argv.push_back(program.data());
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  char** data = argv.data();
+  try {
+    return options.parse(argc, data);
+  } catch (const std::exception& e) {
+    throw core::UsageError(std::string(e.what()) + " (see " + options.program() + " --help)");
+  }
+}
+
+void check_script(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw core::UsageError("script not found: " + path);
+  if (!fs::is_regular_file(path, ec)) throw core::UsageError("not a file: " + path);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::IoError("cannot read " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,34 @@
+// What the commands share: the engine's folders, flag groups, logging set-up, Lua runtimes.
+#pragma once
+
+#include <cxxopts.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/lua/runtime.hpp"
+
+namespace engine::cli {
+
+// The engine's own folder (modules/, datasets/): $ENGINE_HOME, else the source folder the
+// binary was built from.
+std::string engine_home();
+
+// --threads --device --seed --set --out --quiet --verbose
+void add_run_flags(cxxopts::Options& options);
+// Applies --quiet / --verbose and --threads; returns the thread count in use.
+int apply_common_flags(const cxxopts::ParseResult& flags);
+
+// A runtime whose package.path starts with the script's folder, then the engine's modules/.
+std::unique_ptr<lua::Runtime> make_runtime(const std::string& script_path);
+
+// Parses args (without the command name); throws UsageError for unknown or malformed flags.
+cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args);
+
+// Throws UsageError naming the path when the script does not exist or is not a file.
+void check_script(const std::string& path);
+
+std::string read_file(const std::string& path);
+
+}  // namespace engine::cli

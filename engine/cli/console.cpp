@@ -1,0 +1,73 @@
+#include "engine/cli/console.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "engine/core/format.hpp"
+
+namespace engine::cli {
+namespace {
+
+constexpr double kTtyRefreshSeconds = 0.2;
+constexpr double kPlainLineSeconds = 15.0;
+
+std::string metrics_text(const std::map<std::string, double>& values) {
+  std::string out;
+  char buf[64];
+  for (const auto& [name, v] : values) {
+    if (name == "lr") continue;
+    std::snprintf(buf, sizeof buf, "%s %.4f", name.c_str(), v);
+    out += (out.empty() ? "" : " ") + std::string(buf);
+  }
+  return out;
+}
+
+}  // namespace
+
+ConsoleObserver::ConsoleObserver(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stdout)) != 0) {}
+
+void ConsoleObserver::clear_line() {
+  if (line_open_) {
+    std::printf("\r\033[K");
+    line_open_ = false;
+  }
+}
+
+void ConsoleObserver::on_progress(const train::Progress& p) {
+  if (quiet_) return;
+  const bool last = p.batch == p.batches;
+  if (since_print_.seconds() < (tty_ ? kTtyRefreshSeconds : kPlainLineSeconds) && !(tty_ && last)) return;
+  since_print_.reset();
+  char buf[256];
+  const int width = static_cast<int>(std::to_string(p.batches).size());
+  std::snprintf(buf, sizeof buf, "epoch %lld/%lld [%*lld/%lld] step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
+                static_cast<long long>(p.epoch), static_cast<long long>(p.epochs), width,
+                static_cast<long long>(p.batch), static_cast<long long>(p.batches),
+                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss,
+                p.samples_per_second, core::duration_string(p.eta_seconds).c_str());
+  if (tty_) {
+    std::printf("\r\033[K%s", buf);
+    line_open_ = true;
+  } else {
+    std::printf("%s\n", buf);
+  }
+  std::fflush(stdout);
+}
+
+void ConsoleObserver::on_epoch_end(const train::EpochSummary& s) {
+  if (quiet_) return;
+  clear_line();
+  std::string line = "epoch " + std::to_string(s.epoch) + " done in " + core::duration_string(s.seconds) +
+                     ": train " + metrics_text(s.train);
+  if (!s.validation.empty()) line += " | validation " + metrics_text(s.validation);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%", s.samples_per_second, s.lr,
+                100.0 * s.loader_wait_fraction);
+  line += buf;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace engine::cli

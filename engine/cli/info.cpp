@@ -1,0 +1,38 @@
+// engine info: what this build is made of and what it can use.
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+
+#include "engine/cli/commands.hpp"
+#include "engine/cli/common.hpp"
+#include "engine/core/device.hpp"
+#include "engine/core/threads.hpp"
+#include "engine/core/version.hpp"
+#include "engine/io/hdf5.hpp"
+
+namespace engine::cli {
+
+int info_command(const std::vector<std::string>& args) {
+  cxxopts::Options options("engine info", "Print versions, threads, BLAS and devices.");
+  options.add_options()("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
+      ("h,help", "show this help");
+  auto flags = parse(options, args);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  const int threads = core::configure_threads(flags["threads"].as<int>());
+  // Touch BLAS once so its library is mapped and can be named.
+  (void)torch::mm(torch::ones({2, 2}), torch::ones({2, 2}));
+  std::printf("engine   %s\n", core::engine_version().c_str());
+  std::printf("libtorch %s\n", core::torch_version().c_str());
+  std::printf("LuaJIT   %s\n", lua::luajit_version().c_str());
+  std::printf("HDF5     %s\n", io::h5::library_version().c_str());
+  std::printf("threads  %d (of %d cores)\n", threads, core::available_cores());
+  std::printf("BLAS     %s\n", core::blas_in_use().c_str());
+  std::printf("devices  %s\n", core::available_devices().c_str());
+  std::printf("home     %s\n", engine_home().c_str());
+  return 0;
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,64 @@
+// engine: entry point. Dispatches to a command and maps errors to exit codes in one place.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/cli/commands.hpp"
+#include "engine/core/errors.hpp"
+
+namespace {
+
+const char* kUsage =
+    "engine: a native deep-learning trainer and benchmark suite driven by Lua scripts\n"
+    "\n"
+    "usage: engine COMMAND [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  train SCRIPT.lua   train the model a script declares (engine train --help)\n"
+    "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
+    "  info               versions, threads, BLAS and devices\n"
+    "\n"
+    "Every run is written to an HDF5 file under runs/. Docs: docs/getting-started.md\n";
+
+int dispatch(const std::string& command, const std::vector<std::string>& args) {
+  if (command == "train") return engine::cli::train_command(args);
+  if (command == "run") return engine::cli::run_command(args);
+  if (command == "info") return engine::cli::info_command(args);
+  throw engine::core::UsageError("unknown command '" + command + "' (commands: train, run, info; see engine --help)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("engine");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^[%l]%$ %v");
+
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::printf("%s", kUsage);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) return dispatch("info", {});
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return dispatch(argv[1], args);
+  } catch (const engine::core::ScriptError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    if (!e.traceback().empty()) std::fprintf(stderr, "%s\n", e.traceback().c_str());
+    return e.exit_code();
+  } catch (const engine::core::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "internal error (a bug in the engine, please report it): %s\n",
+                 engine::core::describe_exception(e).c_str());
+    return engine::core::kBugExitCode;
+  }
+}

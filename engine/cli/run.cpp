@@ -1,0 +1,51 @@
+// engine run FILE.lua [ARGS...]: runs a plain Lua script with the engine's libraries.
+#include <cstdio>
+
+#include "engine/cli/commands.hpp"
+#include "engine/cli/common.hpp"
+#include "engine/core/errors.hpp"
+#include "engine/core/seed.hpp"
+
+namespace engine::cli {
+
+int run_command(const std::vector<std::string>& args) {
+  // Flags come before the script; everything after it belongs to the script (its `arg` table).
+  size_t script_at = 0;
+  while (script_at < args.size() && args[script_at].rfind("-", 0) == 0) {
+    if (args[script_at] == "--threads" || args[script_at] == "--seed") ++script_at;
+    ++script_at;
+  }
+  std::vector<std::string> own(args.begin(), args.begin() + std::min(script_at + 1, args.size()));
+  cxxopts::Options options("engine run", "Run a Lua script with the engine's libraries (torch, nn, optim, data, engine).");
+  options.positional_help("FILE.lua [ARGS...]").show_positional_help();
+  options.add_options()("script", "Lua script", cxxopts::value<std::string>())
+      ("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
+      ("seed", "seed libtorch's generators first", cxxopts::value<uint64_t>())
+      ("q,quiet", "print only errors")("v,verbose", "print debug messages")("h,help", "show this help");
+  options.parse_positional({"script"});
+  auto flags = parse(options, own);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  if (!flags.count("script")) throw core::UsageError("engine run needs a script: engine run FILE.lua");
+  const std::string path = flags["script"].as<std::string>();
+  check_script(path);
+  apply_common_flags(flags);
+  if (flags.count("seed")) core::seed_everything(flags["seed"].as<uint64_t>());
+
+  auto runtime = make_runtime(path);
+  lua_State* L = runtime->state();
+  lua_createtable(L, static_cast<int>(args.size() - script_at), 1);
+  lua_pushstring(L, path.c_str());
+  lua_rawseti(L, -2, 0);
+  for (size_t i = script_at + 1; i < args.size(); ++i) {
+    lua_pushstring(L, args[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i - script_at));
+  }
+  lua_setglobal(L, "arg");
+  runtime->run_file(path, 0);
+  return 0;
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,60 @@
+// The few kinds of error the engine raises, each with the exit code `cli` maps it to.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace engine::core {
+
+// Base of every expected error: something the user can fix. Anything else is a bug.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  virtual int exit_code() const = 0;
+  virtual const char* kind() const = 0;
+};
+
+// Bad flags, options or arguments.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 2; }
+  const char* kind() const override { return "usage error"; }
+};
+
+// An error raised in or by a Lua script; carries the Lua traceback when there is one.
+class ScriptError : public Error {
+ public:
+  explicit ScriptError(const std::string& message, std::string traceback = {})
+      : Error(message), traceback_(std::move(traceback)) {}
+  int exit_code() const override { return 3; }
+  const char* kind() const override { return "script error"; }
+  const std::string& traceback() const { return traceback_; }
+
+ private:
+  std::string traceback_;
+};
+
+// A dataset or checkpoint that cannot be read as declared.
+class DataError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 4; }
+  const char* kind() const override { return "data error"; }
+};
+
+// The file system refused.
+class IoError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 5; }
+  const char* kind() const override { return "I/O error"; }
+};
+
+// Exit code for anything that is not an engine::core::Error: a bug.
+inline constexpr int kBugExitCode = 1;
+
+// The message of an exception without libtorch's C++ backtrace (c10::Error carries one).
+std::string describe_exception(const std::exception& e);
+
+}  // namespace engine::core

@@ -1,0 +1,107 @@
+#include "engine/data/loader.hpp"
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "engine/core/seed.hpp"
+#include "engine/core/threads.hpp"
+#include "engine/core/timer.hpp"
+
+namespace engine::data {
+namespace {
+
+constexpr uint64_t kShuffleStream = 0x5348554646ULL;  // "SHUFF"
+
+}  // namespace
+
+torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch) {
+  const int64_t n = pipeline.num_samples();
+  auto opts = torch::TensorOptions().dtype(torch::kInt64);
+  if (!pipeline.shuffled()) return torch::arange(n, opts);
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(
+      core::derive_seed(seed, kShuffleStream, static_cast<uint64_t>(epoch)));
+  return torch::randperm(n, generator, opts);
+}
+
+EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
+                         int64_t first_batch)
+    : pipeline_(pipeline),
+      order_(epoch_order(pipeline, seed, epoch)),
+      num_batches_(pipeline.size()),
+      first_batch_(std::clamp<int64_t>(first_batch, 0, pipeline.size())),
+      next_batch_(first_batch_) {
+  const int workers = static_cast<int>(
+      std::min<int64_t>(pipeline_.worker_count(), std::max<int64_t>(1, num_batches_ - next_batch_)));
+  capacity_ = static_cast<size_t>(std::max(1, (pipeline_.prefetch_depth() + workers - 1) / workers));
+  for (int w = 0; w < workers; ++w) queues_.push_back(std::make_unique<Queue>());
+  for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { work(w); });
+}
+
+EpochReader::~EpochReader() { stop(); }
+
+void EpochReader::stop() {
+  stopping_ = true;
+  for (auto& q : queues_) {
+    std::lock_guard<std::mutex> lock(q->mutex);
+    q->not_full.notify_all();
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+Batch EpochReader::make_batch(int64_t index) const {
+  const int64_t n = order_.size(0);
+  const int64_t bs = pipeline_.batch_size();
+  const int64_t begin = index * bs;
+  const int64_t end = std::min(begin + bs, n);
+  Batch batch = pipeline_.source().gather(order_.slice(0, begin, end));
+  for (const auto& t : pipeline_.transforms()) t->apply(batch);
+  if (!pipeline_.batched()) {
+    batch.input = batch.input.squeeze(0);
+    if (batch.target.defined()) batch.target = batch.target.squeeze(0);
+  }
+  return batch;
+}
+
+void EpochReader::work(int worker) {
+  core::use_single_intraop_thread_here();
+  at::NoGradGuard no_grad;
+  const int workers = static_cast<int>(queues_.size());
+  Queue& q = *queues_[worker];
+  for (int64_t b = first_batch_ + worker; b < num_batches_ && !stopping_; b += workers) {
+    Item item;
+    try {
+      item.batch = make_batch(b);
+    } catch (...) {
+      item.error = std::current_exception();
+    }
+    std::unique_lock<std::mutex> lock(q.mutex);
+    q.not_full.wait(lock, [&] { return stopping_ || q.items.size() < capacity_; });
+    if (stopping_) return;
+    const bool failed = static_cast<bool>(item.error);
+    q.items.push_back(std::move(item));
+    q.not_empty.notify_one();
+    if (failed) return;
+  }
+}
+
+std::optional<Batch> EpochReader::next() {
+  if (next_batch_ >= num_batches_) return std::nullopt;
+  const int workers = static_cast<int>(queues_.size());
+  // Worker w produces batches first + w, first + w + workers, ...
+  Queue& q = *queues_[static_cast<size_t>((next_batch_ - first_batch_) % workers)];
+  core::Timer waited;
+  std::unique_lock<std::mutex> lock(q.mutex);
+  q.not_empty.wait(lock, [&] { return !q.items.empty(); });
+  wait_seconds_ += waited.seconds();
+  Item item = std::move(q.items.front());
+  q.items.pop_front();
+  q.not_full.notify_one();
+  lock.unlock();
+  if (item.error) std::rethrow_exception(item.error);
+  ++next_batch_;
+  return std::move(item.batch);
+}
+
+}  // namespace engine::data

@@ -1,0 +1,65 @@
+// Runs one epoch of a pipeline on worker threads, handing batches over in a fixed order
+// through bounded queues. The order depends only on the seed and the epoch, never on the
+// number of workers, and an epoch can start at any batch (for resuming).
+#pragma once
+
+#include <torch/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "engine/data/batch.hpp"
+#include "engine/data/pipeline.hpp"
+
+namespace engine::data {
+
+// The sample order of one epoch: a permutation seeded by (seed, epoch) when shuffled.
+torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch);
+
+class EpochReader {
+ public:
+  EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_batch = 0);
+  ~EpochReader();
+  EpochReader(const EpochReader&) = delete;
+  EpochReader& operator=(const EpochReader&) = delete;
+
+  // The next batch, or nothing at the end of the epoch. Rethrows a worker's error.
+  std::optional<Batch> next();
+  int64_t num_batches() const { return num_batches_; }
+  // Seconds the consumer spent waiting for batches so far.
+  double wait_seconds() const { return wait_seconds_; }
+
+ private:
+  struct Item {
+    Batch batch;
+    std::exception_ptr error;
+  };
+  struct Queue {
+    std::mutex mutex;
+    std::condition_variable not_empty, not_full;
+    std::deque<Item> items;
+  };
+
+  Batch make_batch(int64_t index) const;
+  void work(int worker);
+  void stop();
+
+  Pipeline pipeline_;
+  torch::Tensor order_;
+  int64_t num_batches_ = 0;
+  int64_t first_batch_ = 0;
+  int64_t next_batch_ = 0;
+  size_t capacity_ = 1;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::unique_ptr<Queue>> queues_;
+  std::vector<std::thread> threads_;
+  double wait_seconds_ = 0;
+};
+
+}  // namespace engine::data

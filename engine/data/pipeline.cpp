@@ -1,0 +1,72 @@
+#include "engine/data/pipeline.hpp"
+
+#include <algorithm>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/threads.hpp"
+
+namespace engine::data {
+
+Pipeline::Pipeline(std::shared_ptr<const Source> source) : source_(std::move(source)) {
+  if (!source_) throw core::UsageError("a pipeline needs a source");
+}
+
+Pipeline Pipeline::map(std::shared_ptr<const Transform> transform) const {
+  if (!transform) throw core::UsageError(":map expects a transform");
+  Pipeline p = *this;
+  p.transforms_.push_back(std::move(transform));
+  return p;
+}
+
+Pipeline Pipeline::shuffle(bool on) const {
+  Pipeline p = *this;
+  p.shuffle_ = on;
+  return p;
+}
+
+Pipeline Pipeline::batch(int64_t batch_size, bool drop_last) const {
+  if (batch_size < 1) {
+    throw core::UsageError(":batch expects a positive batch size, got " + std::to_string(batch_size));
+  }
+  if (batched()) throw core::UsageError(":batch applied twice to the same pipeline");
+  Pipeline p = *this;
+  p.batch_size_ = batch_size;
+  p.drop_last_ = drop_last;
+  return p;
+}
+
+Pipeline Pipeline::prefetch(int batches) const {
+  if (batches < 1) throw core::UsageError(":prefetch expects a positive number of batches");
+  Pipeline p = *this;
+  p.prefetch_ = batches;
+  return p;
+}
+
+Pipeline Pipeline::workers(int count) const {
+  if (count < 1) throw core::UsageError(":workers expects a positive number of threads");
+  Pipeline p = *this;
+  p.workers_ = count;
+  return p;
+}
+
+int Pipeline::worker_count() const {
+  // Training uses every core for libtorch; one loader thread per four cores keeps up with the
+  // in-memory sources and leaves the rest to the model.
+  return workers_ > 0 ? workers_ : std::max(1, core::available_cores() / 4);
+}
+
+int64_t Pipeline::size() const {
+  const int64_t n = source_->size();
+  if (!batched()) return n;
+  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+}
+
+std::string Pipeline::describe() const {
+  std::string out = source_->describe();
+  for (const auto& t : transforms_) out += " | " + t->describe();
+  if (shuffle_) out += " | shuffle";
+  if (batched()) out += " | batch(" + std::to_string(batch_size_) + (drop_last_ ? ", drop_last)" : ")");
+  return out;
+}
+
+}  // namespace engine::data

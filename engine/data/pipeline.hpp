@@ -1,0 +1,48 @@
+// A data pipeline as declared by a script: a source plus stages. An immutable value: each
+// stage returns a new pipeline, so one source can feed several differently staged pipelines.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/data/source.hpp"
+#include "engine/data/transform.hpp"
+
+namespace engine::data {
+
+class Pipeline {
+ public:
+  explicit Pipeline(std::shared_ptr<const Source> source);
+
+  Pipeline map(std::shared_ptr<const Transform> transform) const;
+  Pipeline shuffle(bool on = true) const;
+  Pipeline batch(int64_t batch_size, bool drop_last = false) const;
+  Pipeline prefetch(int batches) const;
+  Pipeline workers(int count) const;
+
+  const Source& source() const { return *source_; }
+  const std::vector<std::shared_ptr<const Transform>>& transforms() const { return transforms_; }
+  bool shuffled() const { return shuffle_; }
+  bool batched() const { return batch_size_ > 0; }
+  int64_t batch_size() const { return batch_size_ > 0 ? batch_size_ : 1; }
+  bool drop_last() const { return drop_last_; }
+  int prefetch_depth() const { return prefetch_; }
+  int worker_count() const;  // resolved: the declared count, or a default for this machine
+
+  // Number of items one epoch yields: batches when batched, samples otherwise.
+  int64_t size() const;
+  int64_t num_samples() const { return source_->size(); }
+  std::string describe() const;
+
+ private:
+  std::shared_ptr<const Source> source_;
+  std::vector<std::shared_ptr<const Transform>> transforms_;
+  bool shuffle_ = false;
+  int64_t batch_size_ = 0;  // 0: unbatched, one sample per item
+  bool drop_last_ = false;
+  int prefetch_ = 4;
+  int workers_ = 0;  // 0: default
+};
+
+}  // namespace engine::data

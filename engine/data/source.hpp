@@ -1,0 +1,42 @@
+// Sources: where samples come from. A source gathers any set of sample indices into a batch,
+// so that loaders can shuffle, shard and resume by index alone.
+#pragma once
+
+#include <torch/types.h>
+
+#include <string>
+
+#include "engine/data/batch.hpp"
+
+namespace engine::data {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual int64_t size() const = 0;
+  // Gathers the samples at `indices` (int64, 0-based) into one batch. Must be thread-safe.
+  virtual Batch gather(const torch::Tensor& indices) const = 0;
+  // One line for logs and error messages, e.g. "mnist(train, 60000 samples)".
+  virtual std::string describe() const = 0;
+};
+
+// Samples held in memory as two tensors whose first dimension is the sample index.
+// Byte inputs are turned into float32 in [0, 1] when gathered (as torchvision's ToTensor does),
+// so the dataset stays four times smaller in memory.
+class TensorSource : public Source {
+ public:
+  TensorSource(torch::Tensor input, torch::Tensor target, std::string name);
+  int64_t size() const override { return input_.size(0); }
+  Batch gather(const torch::Tensor& indices) const override;
+  std::string describe() const override;
+
+  const torch::Tensor& input() const { return input_; }
+  const torch::Tensor& target() const { return target_; }
+
+ private:
+  torch::Tensor input_;
+  torch::Tensor target_;
+  std::string name_;
+};
+
+}  // namespace engine::data

@@ -1,0 +1,184 @@
+#include "engine/io/hdf5.hpp"
+
+#include "engine/core/errors.hpp"
+
+namespace engine::io::h5 {
+namespace {
+
+using core::IoError;
+
+hid_t check(hid_t id, const std::string& what) {
+  if (id < 0) throw IoError("HDF5: cannot " + what);
+  return id;
+}
+
+void check_status(herr_t status, const std::string& what) {
+  if (status < 0) throw IoError("HDF5: cannot " + what);
+}
+
+Handle string_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
+  check_status(H5Tset_size(type.get(), H5T_VARIABLE), "make a string type");
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "make a string type");
+  return type;
+}
+
+Handle scalar_space() { return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace"); }
+
+// Attributes cannot be overwritten in place with another type: delete, then create.
+Handle fresh_attribute(hid_t object, const std::string& name, hid_t type) {
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+  auto space = scalar_space();
+  return Handle(H5Acreate2(object, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose, "create attribute '" + name + "'");
+}
+
+}  // namespace
+
+Handle::Handle(hid_t id, Closer closer, const std::string& what)
+    : id_(check(id, what)), closer_(closer) {}
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    closer_ = other.closer_;
+    other.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ >= 0 && closer_) closer_(id_);
+  id_ = -1;
+}
+
+std::string library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle create_file(const std::string& path) {
+  quiet_errors();
+  return Handle(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                "create file " + path);
+}
+
+Handle open_file(const std::string& path, bool writable) {
+  quiet_errors();
+  return Handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
+                H5Fclose, "open file " + path);
+}
+
+Handle create_group(hid_t parent, const std::string& name) {
+  return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Gclose, "create group " + name);
+}
+
+Handle open_group(hid_t parent, const std::string& name) {
+  return Handle(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), H5Gclose, "open group " + name);
+}
+
+Handle require_group(hid_t parent, const std::string& name) {
+  return exists(parent, name) ? open_group(parent, name) : create_group(parent, name);
+}
+
+bool exists(hid_t parent, const std::string& name) {
+  return H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::string& value) {
+  auto type = string_type();
+  auto attr = fresh_attribute(object, name, type.get());
+  const char* p = value.c_str();
+  check_status(H5Awrite(attr.get(), type.get(), &p), "write attribute '" + name + "'");
+}
+
+void write_attribute(hid_t object, const std::string& name, double value) {
+  auto attr = fresh_attribute(object, name, H5T_IEEE_F64LE);
+  check_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), "write attribute '" + name + "'");
+}
+
+void write_attribute(hid_t object, const std::string& name, int64_t value) {
+  auto attr = fresh_attribute(object, name, H5T_STD_I64LE);
+  check_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), "write attribute '" + name + "'");
+}
+
+// Stored as the enum h5py uses for numpy bools, so h5py reads them back as True/False.
+void write_attribute(hid_t object, const std::string& name, bool value) {
+  Handle type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "make a bool type");
+  int8_t f = 0, t = 1;
+  H5Tenum_insert(type.get(), "FALSE", &f);
+  H5Tenum_insert(type.get(), "TRUE", &t);
+  auto attr = fresh_attribute(object, name, type.get());
+  int8_t v = value ? 1 : 0;
+  check_status(H5Awrite(attr.get(), type.get(), &v), "write attribute '" + name + "'");
+}
+
+std::string read_string_attribute(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  auto type = string_type();
+  char* p = nullptr;
+  check_status(H5Aread(attr.get(), type.get(), &p), "read attribute " + name);
+  std::string out = p ? p : "";
+  H5free_memory(p);
+  return out;
+}
+
+Handle write_string_dataset(hid_t parent, const std::string& name, const std::string& value) {
+  auto type = string_type();
+  auto space = scalar_space();
+  Handle ds(H5Dcreate2(parent, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose, "create dataset " + name);
+  const char* p = value.c_str();
+  check_status(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p),
+               "write dataset " + name);
+  return ds;
+}
+
+Handle create_series(hid_t parent, const std::string& name, hid_t type) {
+  hsize_t dims[1] = {0}, max_dims[1] = {H5S_UNLIMITED}, chunk[1] = {256};
+  Handle space(H5Screate_simple(1, dims, max_dims), H5Sclose, "make a dataspace");
+  Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "make dataset properties");
+  check_status(H5Pset_chunk(props.get(), 1, chunk), "set chunking");
+  return Handle(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, props.get(),
+                           H5P_DEFAULT),
+                H5Dclose, "create dataset " + name);
+}
+
+size_t series_length(hid_t dataset) {
+  Handle space(H5Dget_space(dataset), H5Sclose, "read a dataspace");
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  return dims[0];
+}
+
+void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t count) {
+  if (count == 0) return;
+  const hsize_t old_len = series_length(dataset);
+  hsize_t new_len[1] = {old_len + count};
+  check_status(H5Dset_extent(dataset, new_len), "extend a series");
+  Handle file_space(H5Dget_space(dataset), H5Sclose, "read a dataspace");
+  hsize_t start[1] = {old_len}, n[1] = {count};
+  check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr),
+               "select rows");
+  Handle mem_space(H5Screate_simple(1, n, nullptr), H5Sclose, "make a dataspace");
+  check_status(H5Dwrite(dataset, memory_type, mem_space.get(), file_space.get(), H5P_DEFAULT, values),
+               "append rows");
+}
+
+std::vector<double> read_doubles(hid_t parent, const std::string& name) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
+  std::vector<double> out(series_length(ds.get()));
+  if (!out.empty()) {
+    check_status(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+                 "read dataset " + name);
+  }
+  return out;
+}
+
+}  // namespace engine::io::h5

@@ -1,0 +1,64 @@
+// Thin RAII layer over the HDF5 C API: handles that close themselves, and the few helpers the
+// writers need (attributes, string datasets, extendable 1-D series).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace engine::io::h5 {
+
+// Owns one HDF5 identifier and closes it with the right H5*close function.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer, const std::string& what);  // throws IoError if id < 0
+  ~Handle() { reset(); }
+  Handle(Handle&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = -1; }
+  Handle& operator=(Handle&& other) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+  void reset();
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+// "1.10.8"
+std::string library_version();
+
+// Silences HDF5's own error printing; our exceptions say what failed.
+void quiet_errors();
+
+Handle create_file(const std::string& path);
+Handle open_file(const std::string& path, bool writable);
+Handle create_group(hid_t parent, const std::string& name);
+Handle open_group(hid_t parent, const std::string& name);
+// Opens `name` under parent, creating it (and nothing above it) when missing.
+Handle require_group(hid_t parent, const std::string& name);
+bool exists(hid_t parent, const std::string& name);
+
+void write_attribute(hid_t object, const std::string& name, const std::string& value);
+void write_attribute(hid_t object, const std::string& name, double value);
+void write_attribute(hid_t object, const std::string& name, int64_t value);
+void write_attribute(hid_t object, const std::string& name, bool value);
+std::string read_string_attribute(hid_t object, const std::string& name);
+
+// A scalar variable-length UTF-8 string dataset.
+Handle write_string_dataset(hid_t parent, const std::string& name, const std::string& value);
+
+// A chunked, unlimited 1-D dataset of float64 or int64, created empty.
+Handle create_series(hid_t parent, const std::string& name, hid_t type);
+// Appends values at the end of a series created by create_series.
+void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t count);
+size_t series_length(hid_t dataset);
+std::vector<double> read_doubles(hid_t parent, const std::string& name);
+
+}  // namespace engine::io::h5

@@ -1,0 +1,145 @@
+#include "engine/io/run_writer.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/sha256.hpp"
+#include "engine/core/version.hpp"
+
+namespace engine::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kFormatVersion = 1;
+
+std::string local_time(const char* format) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+std::string iso_timestamp() { return local_time("%Y-%m-%dT%H:%M:%S"); }
+
+std::string RunWriter::new_run_path(const std::string& root, const std::string& name) {
+  const fs::path dir = fs::path(root) / (name.empty() ? "run" : name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw core::IoError("cannot create run folder " + dir.string() + ": " + ec.message());
+  const std::string stamp = local_time("%Y%m%d-%H%M%S");
+  for (int n = 0;; ++n) {
+    const fs::path p = dir / (stamp + (n ? "-" + std::to_string(n) : "") + ".h5");
+    if (!fs::exists(p)) return p.string();
+  }
+}
+
+RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path) {
+  file_ = h5::create_file(path);
+  const hid_t root = file_.get();
+  h5::write_attribute(root, "format_version", kFormatVersion);
+  h5::write_attribute(root, "engine_version", core::engine_version());
+  h5::write_attribute(root, "torch_version", core::torch_version());
+  h5::write_attribute(root, "name", info.name);
+  h5::write_attribute(root, "command", info.command);
+  h5::write_attribute(root, "script", info.script_path);
+  h5::write_attribute(root, "started_at", iso_timestamp());
+  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "hostname", hostname());
+  h5::write_attribute(root, "device", info.device);
+  h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));
+  h5::write_attribute(root, "world_size", static_cast<int64_t>(info.world_size));
+  h5::write_attribute(root, "seed", static_cast<int64_t>(info.seed));
+  auto script = h5::write_string_dataset(root, "script", info.script_text);
+  h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
+  metrics_ = h5::create_group(root, "metrics");
+  flush();
+}
+
+RunWriter::~RunWriter() {
+  // A writer dropped without finish() belongs to a run that ended by an exception that the
+  // caller reports; leave status as it is unless finish was called.
+  try {
+    if (file_) flush();
+  } catch (...) {
+  }
+}
+
+void RunWriter::write_hparams(const std::map<std::string, HParam>& hparams) {
+  auto group = h5::require_group(file_.get(), "hparams");
+  for (const auto& [name, value] : hparams) {
+    std::visit([&](const auto& v) { h5::write_attribute(group.get(), name, v); }, value);
+  }
+  flush();
+}
+
+RunWriter::Split& RunWriter::split(const std::string& name) {
+  auto it = splits_.find(name);
+  if (it != splits_.end()) return it->second;
+  Split s;
+  s.group = h5::create_group(metrics_.get(), name);
+  s.step = h5::create_series(s.group.get(), "step", H5T_STD_I64LE);
+  s.epoch = h5::create_series(s.group.get(), "epoch", H5T_IEEE_F64LE);
+  s.time = h5::create_series(s.group.get(), "time", H5T_IEEE_F64LE);
+  return splits_.emplace(name, std::move(s)).first->second;
+}
+
+void RunWriter::append_metrics(const std::string& split_name, int64_t step, double epoch,
+                               double time, const std::map<std::string, double>& values) {
+  for (const auto& [name, value] : values) {
+    if (name == "step" || name == "epoch" || name == "time") {
+      throw core::UsageError("metric name '" + name + "' is reserved in the run file");
+    }
+  }
+  Split& s = split(split_name);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& [name, value] : values) {
+    if (s.series.count(name)) continue;
+    auto series = h5::create_series(s.group.get(), name, H5T_IEEE_F64LE);
+    const std::vector<double> fill(s.rows, nan);
+    h5::append_series(series.get(), H5T_NATIVE_DOUBLE, fill.data(), fill.size());
+    s.series.emplace(name, std::move(series));
+  }
+  h5::append_series(s.step.get(), H5T_NATIVE_INT64, &step, 1);
+  h5::append_series(s.epoch.get(), H5T_NATIVE_DOUBLE, &epoch, 1);
+  h5::append_series(s.time.get(), H5T_NATIVE_DOUBLE, &time, 1);
+  for (auto& [name, series] : s.series) {
+    auto it = values.find(name);
+    const double v = it == values.end() ? nan : it->second;
+    h5::append_series(series.get(), H5T_NATIVE_DOUBLE, &v, 1);
+  }
+  ++s.rows;
+  flush();
+}
+
+void RunWriter::finish(const std::string& status, const std::string& error) {
+  const hid_t root = file_.get();
+  h5::write_attribute(root, "status", status);
+  h5::write_attribute(root, "finished_at", iso_timestamp());
+  if (!error.empty()) h5::write_attribute(root, "error", error);
+  flush();
+  finished_ = true;
+}
+
+void RunWriter::flush() {
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
+    throw core::IoError("HDF5: cannot flush " + path_);
+  }
+}
+
+}  // namespace engine::io

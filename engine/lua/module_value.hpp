@@ -1,0 +1,37 @@
+// Modules as Lua values. Built-in layers are userdata holding the libtorch module; modules
+// written in Lua are tables (see nn.lua) whose `__cpp` field holds such a userdata wrapping a
+// LuaModule. Both reach C++ as a ModuleBox.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
+
+#include <memory>
+
+#include "engine/lua/runtime.hpp"
+#include "engine/nn/loss.hpp"
+#include "engine/nn/model.hpp"
+
+namespace engine::lua {
+
+struct ModuleBox {
+  static constexpr const char* kTypeName = "Module";
+  torch::nn::AnyModule any;  // forward(Tensor) -> Tensor, type-erased
+  std::shared_ptr<torch::nn::Module> module() const { return any.ptr(); }
+};
+
+struct LossBox {
+  static constexpr const char* kTypeName = "Loss";
+  std::shared_ptr<nn::Loss> loss;
+};
+
+// Pushes a module: the Lua object of a Lua-defined module, a new userdata otherwise.
+void push_module(lua_State* L, const torch::nn::AnyModule& module);
+// A built-in module userdata or a Lua-defined module object; nullptr for anything else.
+ModuleBox* test_module(lua_State* L, int index);
+ModuleBox& check_module(lua_State* L, int index, const char* function);
+
+// The model the trainer runs, from a module value.
+nn::Model model_from(const ModuleBox& box);
+
+}  // namespace engine::lua

@@ -1,0 +1,353 @@
+#include "engine/lua/runtime.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/lua/libraries.hpp"
+
+extern "C" {
+#include <luajit.h>
+}
+
+namespace engine::lua {
+namespace {
+
+const char kRuntimeKey = 0;  // its address is the registry key of the owning Runtime
+
+int traceback_handler(lua_State* L) {
+  const char* message = lua_tostring(L, 1);
+  if (!message) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_isstring(L, -1)) {
+      message = lua_tostring(L, -1);
+    } else {
+      message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+  }
+  luaL_traceback(L, L, message, 1);
+  return 1;
+}
+
+// Splits "message\nstack traceback:\n..." into its two parts.
+core::ScriptError script_error(const std::string& text) {
+  const std::string marker = "\nstack traceback:";
+  const auto pos = text.find(marker);
+  if (pos == std::string::npos) return core::ScriptError(text);
+  return core::ScriptError(text.substr(0, pos), text.substr(pos + 1));
+}
+
+std::string package_path(const RuntimeOptions& options) {
+  std::string path;
+  for (const auto& dir : options.package_dirs) {
+    path += dir + "/?.lua;" + dir + "/?/init.lua;";
+  }
+  return path;
+}
+
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::move(options)) {
+  if (!L_) throw std::runtime_error("cannot create a Lua state (out of memory)");
+  luaL_openlibs(L_);
+  lua_pushlightuserdata(L_, const_cast<char*>(&kRuntimeKey));
+  lua_pushlightuserdata(L_, this);
+  lua_rawset(L_, LUA_REGISTRYINDEX);
+
+  lua_getglobal(L_, "package");
+  lua_getfield(L_, -1, "path");
+  const std::string path = package_path(options_) + lua_tostring(L_, -1);
+  lua_pop(L_, 1);
+  lua_pushstring(L_, path.c_str());
+  lua_setfield(L_, -2, "path");
+  lua_pop(L_, 1);
+
+  register_libraries(L_);
+}
+
+Runtime::~Runtime() { lua_close(L_); }
+
+Runtime& Runtime::from(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kRuntimeKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* runtime = static_cast<Runtime*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (!runtime) throw std::logic_error("Lua state has no engine Runtime");
+  return *runtime;
+}
+
+void Runtime::call(int nargs, int nresults) {
+  const int function_index = lua_gettop(L_) - nargs;
+  lua_pushcfunction(L_, traceback_handler);
+  lua_insert(L_, function_index);
+  const int status = lua_pcall(L_, nargs, nresults, function_index);
+  lua_remove(L_, function_index);
+  if (status != 0) {
+    std::string text = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(unknown Lua error)";
+    lua_pop(L_, 1);
+    if (status == LUA_ERRMEM) throw std::bad_alloc();
+    throw script_error(text);
+  }
+}
+
+int Runtime::run_file(const std::string& path, int nresults) {
+  const int top = lua_gettop(L_);
+  if (luaL_loadfile(L_, path.c_str()) != 0) {
+    std::string text = lua_tostring(L_, -1);
+    lua_pop(L_, 1);
+    throw core::ScriptError(text);
+  }
+  call(0, nresults);
+  return lua_gettop(L_) - top;
+}
+
+int Runtime::run_string(const std::string& code, const std::string& chunk_name, int nresults) {
+  const int top = lua_gettop(L_);
+  if (luaL_loadbuffer(L_, code.data(), code.size(), chunk_name.c_str()) != 0) {
+    std::string text = lua_tostring(L_, -1);
+    lua_pop(L_, 1);
+    throw core::ScriptError(text);
+  }
+  call(0, nresults);
+  return lua_gettop(L_) - top;
+}
+
+std::string luajit_version() { return LUAJIT_VERSION; }
+
+std::string current_exception_message() {
+  try {
+    throw;
+  } catch (const core::ScriptError& e) {
+    // An error that already went through Lua (a Lua forward called from C++): keep its
+    // traceback, which names the frames the outer traceback cannot see.
+    return e.traceback().empty() ? e.what() : std::string(e.what()) + "\n" + e.traceback();
+  } catch (const std::exception& e) {
+    return core::describe_exception(e);
+  } catch (...) {
+    return "unknown C++ exception";
+  }
+}
+
+void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
+                 lua_CFunction gc) {
+  if (!luaL_newmetatable(L, name)) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (meta) luaL_setfuncs(L, meta, 0);
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__name");
+  lua_getfield(L, -1, "__index");
+  const bool has_index = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (!has_index) {
+    lua_newtable(L);
+    if (methods) luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+  } else if (methods) {
+    // A custom __index (e.g. tensors' x[i]) looks methods up here.
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__methods");
+  }
+  lua_pop(L, 1);
+}
+
+std::string type_name(lua_State* L, int index) {
+  if (lua_getmetatable(L, index)) {
+    lua_getfield(L, -1, "__name");
+    if (lua_isstring(L, -1)) {
+      std::string name = lua_tostring(L, -1);
+      lua_pop(L, 2);
+      return name;
+    }
+    lua_pop(L, 2);
+  }
+  return luaL_typename(L, index);
+}
+
+double check_number(lua_State* L, int index, const char* function) {
+  if (lua_type(L, index) != LUA_TNUMBER) {
+    throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                        "' (number expected, got " + type_name(L, index) + ")");
+  }
+  return lua_tonumber(L, index);
+}
+
+int64_t check_integer(lua_State* L, int index, const char* function) {
+  const double v = check_number(L, index, function);
+  if (v != static_cast<double>(static_cast<int64_t>(v))) {
+    throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                        "' (integer expected, got " + std::to_string(v) + ")");
+  }
+  return static_cast<int64_t>(v);
+}
+
+std::string check_string(lua_State* L, int index, const char* function) {
+  if (lua_type(L, index) != LUA_TSTRING) {
+    throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                        "' (string expected, got " + type_name(L, index) + ")");
+  }
+  size_t n = 0;
+  const char* s = lua_tolstring(L, index, &n);
+  return std::string(s, n);
+}
+
+Options::Options(lua_State* L, int index, std::string function,
+                 std::initializer_list<const char*> accepted)
+    : L_(L), index_(0), function_(std::move(function)) {
+  if (index == 0 || lua_isnoneornil(L, index)) return;
+  if (!lua_istable(L, index)) {
+    throw ArgumentError(function_ + ": options must be a table, got " + type_name(L, index));
+  }
+  index_ = absolute_index(L, index);
+  lua_pushnil(L);
+  while (lua_next(L, index_) != 0) {
+    lua_pop(L, 1);
+    std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    bool known = false;
+    for (const char* a : accepted) known = known || key == a;
+    if (!known) {
+      if (key.empty()) key = "(a " + type_name(L, -1) + " key)";
+      lua_pop(L, 1);
+      std::string list;
+      for (const char* a : accepted) list += (list.empty() ? "" : ", ") + std::string(a);
+      throw ArgumentError(function_ + ": unknown option '" + key + "' (accepted: " +
+                          (list.empty() ? "none" : list) + ")");
+    }
+  }
+}
+
+void Options::push(const char* key) const {
+  if (index_ == 0) {
+    lua_pushnil(L_);
+  } else {
+    lua_getfield(L_, index_, key);
+  }
+}
+
+bool Options::has(const char* key) const {
+  push(key);
+  const bool present = !lua_isnil(L_, -1);
+  lua_pop(L_, 1);
+  return present;
+}
+
+double Options::number(const char* key, double fallback) const {
+  push(key);
+  const int t = lua_type(L_, -1);
+  const double v = lua_tonumber(L_, -1);
+  const std::string got = type_name(L_, -1);
+  lua_pop(L_, 1);
+  if (t == LUA_TNIL) return fallback;
+  if (t != LUA_TNUMBER) {
+    throw ArgumentError(function_ + ": option '" + key + "' must be a number, got " + got);
+  }
+  return v;
+}
+
+int64_t Options::integer(const char* key, int64_t fallback) const {
+  const double v = number(key, static_cast<double>(fallback));
+  if (v != static_cast<double>(static_cast<int64_t>(v))) {
+    throw ArgumentError(function_ + ": option '" + key + "' must be an integer");
+  }
+  return static_cast<int64_t>(v);
+}
+
+bool Options::boolean(const char* key, bool fallback) const {
+  push(key);
+  const int t = lua_type(L_, -1);
+  const bool v = lua_toboolean(L_, -1);
+  const std::string got = type_name(L_, -1);
+  lua_pop(L_, 1);
+  if (t == LUA_TNIL) return fallback;
+  if (t != LUA_TBOOLEAN) {
+    throw ArgumentError(function_ + ": option '" + key + "' must be a boolean, got " + got);
+  }
+  return v;
+}
+
+std::string Options::string(const char* key, const std::string& fallback) const {
+  push(key);
+  const int t = lua_type(L_, -1);
+  std::string v = t == LUA_TSTRING ? lua_tostring(L_, -1) : "";
+  const std::string got = type_name(L_, -1);
+  lua_pop(L_, 1);
+  if (t == LUA_TNIL) return fallback;
+  if (t != LUA_TSTRING) {
+    throw ArgumentError(function_ + ": option '" + key + "' must be a string, got " + got);
+  }
+  return v;
+}
+
+std::vector<int64_t> Options::integers(const char* key, std::vector<int64_t> fallback,
+                                       size_t count) const {
+  push(key);
+  if (lua_isnil(L_, -1)) {
+    lua_pop(L_, 1);
+    return fallback;
+  }
+  std::vector<double> values;
+  try {
+    values = number_list(L_, -1, function_ + ": option '" + key + "'");
+  } catch (...) {
+    lua_pop(L_, 1);
+    throw;
+  }
+  lua_pop(L_, 1);
+  std::vector<int64_t> out;
+  for (double v : values) out.push_back(static_cast<int64_t>(v));
+  if (out.size() == 1 && count > 1) out.assign(count, out[0]);
+  if (out.size() != count) {
+    throw ArgumentError(function_ + ": option '" + key + "' needs 1 or " + std::to_string(count) +
+                        " values, got " + std::to_string(out.size()));
+  }
+  return out;
+}
+
+std::vector<double> Options::numbers(const char* key, std::vector<double> fallback) const {
+  push(key);
+  if (lua_isnil(L_, -1)) {
+    lua_pop(L_, 1);
+    return fallback;
+  }
+  std::vector<double> out;
+  try {
+    out = number_list(L_, -1, function_ + ": option '" + key + "'");
+  } catch (...) {
+    lua_pop(L_, 1);
+    throw;
+  }
+  lua_pop(L_, 1);
+  return out;
+}
+
+std::vector<double> number_list(lua_State* L, int index, const std::string& what) {
+  index = absolute_index(L, index);
+  if (lua_type(L, index) == LUA_TNUMBER) return {lua_tonumber(L, index)};
+  if (!lua_istable(L, index)) {
+    throw ArgumentError(what + " must be a number or a list of numbers, got " + type_name(L, index));
+  }
+  std::vector<double> out;
+  const size_t n = lua_objlen(L, index);
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    const bool ok = lua_type(L, -1) == LUA_TNUMBER;
+    const double v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (!ok) throw ArgumentError(what + ": element " + std::to_string(i) + " is not a number");
+    out.push_back(v);
+  }
+  return out;
+}
+
+void preload(lua_State* L, const char* name, lua_CFunction opener) {
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, opener);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 2);
+}
+
+}  // namespace engine::lua

@@ -1,0 +1,157 @@
+// The Lua runtime: one lua_State per Runtime, the exception boundary between C++ and Lua,
+// and the helpers every binding file shares (type registration, checked arguments, option
+// tables). The only place, with the wrap_*.cpp files, that includes lua.h.
+#pragma once
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include <initializer_list>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::lua {
+
+struct RuntimeOptions {
+  std::vector<std::string> package_dirs;  // searched by require, in order, before the defaults
+  std::string script_dir;                 // the folder of the script being run
+  std::vector<std::string> dataset_dirs;  // searched by data.find before the system folders
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  lua_State* state() const { return L_; }
+  const RuntimeOptions& options() const { return options_; }
+  static Runtime& from(lua_State* L);
+
+  // Loads a file as a chunk named after its path and runs it; leaves nresults values on the
+  // stack (LUA_MULTRET: all). Throws ScriptError (syntax errors, runtime errors with traceback).
+  int run_file(const std::string& path, int nresults);
+  // Runs a string as a chunk; used for embedded Lua sources.
+  int run_string(const std::string& code, const std::string& chunk_name, int nresults);
+  // lua_pcall with a traceback handler. The function and its nargs arguments are on the
+  // stack; on error they are popped and a ScriptError is thrown.
+  void call(int nargs, int nresults);
+
+ private:
+  lua_State* L_;
+  RuntimeOptions options_;
+};
+
+// "LuaJIT 2.1.0-beta3"
+std::string luajit_version();
+
+// Turns the exception in flight into the text a Lua error should carry.
+std::string current_exception_message();
+
+// The exception boundary: runs f (which returns the number of Lua results), converts any C++
+// exception into a Lua error raised after every C++ object of this frame has been destroyed.
+template <class F>
+int guarded(lua_State* L, F&& f) {
+  {
+    std::string message;
+    try {
+      return f();
+    } catch (...) {
+      message = current_exception_message();
+    }
+    lua_pushlstring(L, message.data(), message.size());
+  }
+  return lua_error(L);
+}
+
+// Thrown inside guarded() for bad arguments; becomes a Lua error with this message.
+class ArgumentError : public core::ScriptError {
+ public:
+  using core::ScriptError::ScriptError;
+};
+
+inline int absolute_index(lua_State* L, int index) {
+  return (index > 0 || index <= LUA_REGISTRYINDEX) ? index : lua_gettop(L) + index + 1;
+}
+
+// ---- userdata types -------------------------------------------------------------------------
+// A type exposed to Lua lives inside its userdata (placement new); __gc runs its destructor.
+// Each type names itself with a static `kTypeName` member.
+
+template <class T>
+int gc_userdata(lua_State* L) {
+  if (auto* p = static_cast<T*>(luaL_testudata(L, 1, T::kTypeName))) p->~T();
+  return 0;
+}
+
+// Creates T's metatable (once) with methods and metamethods; __index falls back to `methods`.
+void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
+                 lua_CFunction gc);
+
+template <class T, class... Args>
+T& push_new(lua_State* L, Args&&... args) {
+  void* memory = lua_newuserdata(L, sizeof(T));
+  T* object = new (memory) T(std::forward<Args>(args)...);
+  luaL_setmetatable(L, T::kTypeName);
+  return *object;
+}
+
+template <class T>
+T* test(lua_State* L, int index) {
+  return static_cast<T*>(luaL_testudata(L, index, T::kTypeName));
+}
+
+// The Lua type name of the value at index, for messages ("number", "Tensor", "table").
+std::string type_name(lua_State* L, int index);
+
+template <class T>
+T& check(lua_State* L, int index, const char* function) {
+  if (T* p = test<T>(L, index)) return *p;
+  throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                      "' (" + T::kTypeName + " expected, got " + type_name(L, index) + ")");
+}
+
+double check_number(lua_State* L, int index, const char* function);
+int64_t check_integer(lua_State* L, int index, const char* function);
+std::string check_string(lua_State* L, int index, const char* function);
+
+// ---- option tables -------------------------------------------------------------------------
+// Reads `{key = value}` tables; construction fails on keys outside `accepted`, naming them.
+class Options {
+ public:
+  Options(lua_State* L, int index, std::string function, std::initializer_list<const char*> accepted);
+  bool has(const char* key) const;
+  double number(const char* key, double fallback) const;
+  int64_t integer(const char* key, int64_t fallback) const;
+  bool boolean(const char* key, bool fallback) const;
+  std::string string(const char* key, const std::string& fallback) const;
+  // A number or a list of numbers; a single number is repeated `count` times.
+  std::vector<int64_t> integers(const char* key, std::vector<int64_t> fallback, size_t count) const;
+  std::vector<double> numbers(const char* key, std::vector<double> fallback) const;
+
+ private:
+  // Pushes the field (nil when absent or when there is no table).
+  void push(const char* key) const;
+  lua_State* L_;
+  int index_;  // 0 when no table was given
+  std::string function_;
+};
+
+// Reads a Lua list of numbers (or a single number) at index.
+std::vector<double> number_list(lua_State* L, int index, const std::string& what);
+
+// Registers `opener` so that `require(name)` returns its result.
+void preload(lua_State* L, const char* name, lua_CFunction opener);
+
+// Source of an embedded Lua file (engine/lua/*.lua), by file name; empty when unknown.
+const char* embedded_lua(const std::string& name);
+
+}  // namespace engine::lua

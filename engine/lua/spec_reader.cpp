@@ -1,0 +1,319 @@
+#include "engine/lua/spec_reader.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "engine/core/format.hpp"
+#include "engine/lua/data_value.hpp"
+#include "engine/lua/module_value.hpp"
+#include "engine/lua/optim_value.hpp"
+#include "engine/lua/tensor_value.hpp"
+#include "engine/train/metrics.hpp"
+
+namespace engine::lua {
+namespace {
+
+// Restores the Lua stack height when a scope ends, however it ends.
+class StackGuard {
+ public:
+  explicit StackGuard(lua_State* L) : L_(L), top_(lua_gettop(L)) {}
+  ~StackGuard() { lua_settop(L_, top_); }
+
+ private:
+  lua_State* L_;
+  int top_;
+};
+
+const std::set<std::string> kTopLevelFields = {
+    "name", "description", "seed", "hparams", "model", "data", "loss", "optimizer", "scheduler",
+    "metrics", "trainer", "train_batch", "evaluate_batch", "searcher"};
+
+void raw_field(lua_State* L, int table, const char* key) {
+  table = absolute_index(L, table);
+  lua_pushstring(L, key);
+  lua_rawget(L, table);
+}
+
+bool parse_number(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return end && *end == '\0';
+}
+
+}  // namespace
+
+TrainScript::TrainScript(Runtime& runtime, std::string path)
+    : runtime_(runtime), path_(std::move(path)), spec_ref_(LUA_NOREF), hparams_ref_(LUA_NOREF) {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  runtime_.run_file(path_, 1);
+  if (!lua_istable(L, -1)) {
+    throw core::ScriptError(path_ + ": a training script must return a table (got " + type_name(L, -1) + ")");
+  }
+  const int spec = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, spec) != 0) {
+    lua_pop(L, 1);
+    const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+    if (!kTopLevelFields.count(key)) {
+      std::vector<std::string> known(kTopLevelFields.begin(), kTopLevelFields.end());
+      throw core::ScriptError(path_ + ": unknown field '" + key + "' in the returned table (known: " +
+                              core::join(known) + ")");
+    }
+  }
+  for (const char* unsupported : {"train_batch", "evaluate_batch"}) {
+    raw_field(L, spec, unsupported);
+    const bool present = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (present) {
+      throw core::ScriptError(path_ + ": '" + unsupported +
+                              "' hooks are not supported yet; remove it to use the built-in step");
+    }
+  }
+  raw_field(L, spec, "hparams");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushstring(L, "hparams");
+    lua_pushvalue(L, -2);
+    lua_rawset(L, spec);
+  } else if (!lua_istable(L, -1)) {
+    throw core::ScriptError(path_ + ": 'hparams' must be a table (got " + type_name(L, -1) + ")");
+  }
+  hparams_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, spec);
+  spec_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+TrainScript::~TrainScript() {
+  lua_State* L = runtime_.state();
+  luaL_unref(L, LUA_REGISTRYINDEX, spec_ref_);
+  luaL_unref(L, LUA_REGISTRYINDEX, hparams_ref_);
+}
+
+void TrainScript::push_field(const char* key) const {
+  lua_State* L = runtime_.state();
+  lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
+  raw_field(L, -1, key);
+  lua_remove(L, -2);
+}
+
+void TrainScript::push_hparams() const { lua_rawgeti(runtime_.state(), LUA_REGISTRYINDEX, hparams_ref_); }
+
+void TrainScript::call_field(const char* key, int nargs) const {
+  lua_State* L = runtime_.state();
+  push_field(key);
+  if (lua_isfunction(L, -1)) {
+    lua_insert(L, -(nargs + 1));
+    runtime_.call(nargs, 1);
+  } else {
+    lua_insert(L, -(nargs + 1));
+    lua_pop(L, nargs);
+  }
+}
+
+std::string TrainScript::name() const {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_field("name");
+  if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  return std::filesystem::path(path_).stem().string();
+}
+
+std::optional<uint64_t> TrainScript::seed() const {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_field("seed");
+  if (lua_isnil(L, -1)) return std::nullopt;
+  if (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) < 0) {
+    throw core::ScriptError(path_ + ": 'seed' must be a non-negative number");
+  }
+  return static_cast<uint64_t>(lua_tonumber(L, -1));
+}
+
+std::map<std::string, io::HParam> TrainScript::hparams() const {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_hparams();
+  const int table = lua_gettop(L);
+  std::map<std::string, io::HParam> out;
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      const std::string key = lua_tostring(L, -2);
+      switch (lua_type(L, -1)) {
+        case LUA_TNUMBER: out[key] = lua_tonumber(L, -1); break;
+        case LUA_TBOOLEAN: out[key] = static_cast<bool>(lua_toboolean(L, -1)); break;
+        case LUA_TSTRING: out[key] = std::string(lua_tostring(L, -1)); break;
+        default: break;  // tables, functions: not recorded as hyperparameters
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_hparams();
+  const int table = lua_gettop(L);
+  for (const auto& assignment : assignments) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw core::UsageError("--set " + assignment + ": expected key=value");
+    }
+    const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+    raw_field(L, table, key.c_str());
+    const int type = lua_type(L, -1);
+    lua_pop(L, 1);
+    if (type == LUA_TNIL) {
+      std::vector<std::string> known;
+      for (const auto& [k, v] : hparams()) known.push_back(k);
+      throw core::UsageError("--set " + assignment + ": unknown hyperparameter '" + key + "' (known: " +
+                             (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
+    }
+    lua_pushstring(L, key.c_str());
+    double number = 0;
+    if (type == LUA_TNUMBER) {
+      if (!parse_number(value, &number)) {
+        throw core::UsageError("--set " + assignment + ": '" + key + "' is a number in the script, got '" + value + "'");
+      }
+      lua_pushnumber(L, number);
+    } else if (type == LUA_TBOOLEAN) {
+      if (value != "true" && value != "false") {
+        throw core::UsageError("--set " + assignment + ": '" + key + "' is a boolean in the script (true or false)");
+      }
+      lua_pushboolean(L, value == "true");
+    } else if (type == LUA_TSTRING) {
+      lua_pushstring(L, value.c_str());
+    } else {
+      throw core::UsageError("--set " + assignment + ": '" + key + "' is a " + lua_typename(L, type) +
+                             " in the script; only numbers, booleans and strings can be set");
+    }
+    lua_rawset(L, table);
+  }
+}
+
+train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  train::TrainSpec spec;
+  spec.name = name();
+  spec.seed = seed;
+  spec.device = device;
+
+  // model(hp)
+  push_hparams();
+  call_field("model", 1);
+  auto* model = test_module(L, -1);
+  if (!model) throw core::ScriptError(path_ + ": 'model' must be a module or a function returning one (got " + type_name(L, -1) + ")");
+  model->module()->to(device);
+  spec.model = model_from(*model);
+
+  // data(hp) -> {train = pipeline, validation = pipeline}
+  push_hparams();
+  call_field("data", 1);
+  if (!lua_istable(L, -1)) throw core::ScriptError(path_ + ": 'data' must return a table {train = ..., validation = ...} (got " + type_name(L, -1) + ")");
+  for (const char* split : {"train", "validation"}) {
+    raw_field(L, -1, split);
+    if (auto* p = test<PipelineBox>(L, -1)) {
+      (split[0] == 't' ? spec.train_data : spec.validation_data) = p->pipeline;
+    } else if (!lua_isnil(L, -1)) {
+      throw core::ScriptError(path_ + ": data." + split + " must be a pipeline (got " + type_name(L, -1) + ")");
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+
+  // loss, or loss(hp)
+  push_hparams();
+  call_field("loss", 1);
+  auto* loss = test<LossBox>(L, -1);
+  if (!loss) throw core::ScriptError(path_ + ": 'loss' must be a loss such as nn.NLLLoss() (got " + type_name(L, -1) + ")");
+  spec.loss = loss->loss;
+  lua_pop(L, 1);
+
+  // optimizer(params, hp)
+  auto params = spec.model.module->parameters();
+  lua_createtable(L, static_cast<int>(params.size()), 0);
+  for (size_t i = 0; i < params.size(); ++i) {
+    push_tensor(L, params[i]);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  push_hparams();
+  call_field("optimizer", 2);
+  auto* optimizer = test<OptimizerBox>(L, -1);
+  if (!optimizer) throw core::ScriptError(path_ + ": 'optimizer' must be a function(params, hp) returning an optimizer (got " + type_name(L, -1) + ")");
+  spec.optimizer = optimizer->optimizer;
+
+  // scheduler(optimizer, hp), optional
+  push_field("scheduler");
+  const bool has_scheduler = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (has_scheduler) {
+    lua_pushvalue(L, -1);
+    push_hparams();
+    call_field("scheduler", 2);
+    auto* scheduler = test<SchedulerBox>(L, -1);
+    if (!scheduler) throw core::ScriptError(path_ + ": 'scheduler' must be a function(optimizer, hp) returning a scheduler (got " + type_name(L, -1) + ")");
+    if (scheduler->scheduler->optimizer() != spec.optimizer) {
+      throw core::ScriptError(path_ + ": the scheduler must be built on the optimizer it is given");
+    }
+    spec.scheduler = scheduler->scheduler;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);  // optimizer
+
+  // metrics = {'accuracy', 'top5'}
+  push_field("metrics");
+  if (lua_istable(L, -1)) {
+    const size_t n = lua_objlen(L, -1);
+    for (size_t i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, static_cast<int>(i));
+      if (lua_type(L, -1) != LUA_TSTRING) throw core::ScriptError(path_ + ": metrics must be a list of names");
+      spec.metrics.push_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+      train::check_metric_name(spec.metrics.back());
+    }
+  } else if (!lua_isnil(L, -1)) {
+    throw core::ScriptError(path_ + ": 'metrics' must be a list of names such as {'accuracy'}");
+  }
+  lua_pop(L, 1);
+
+  // trainer(hp)
+  push_hparams();
+  call_field("trainer", 1);
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1)) throw core::ScriptError(path_ + ": 'trainer' must return a table of options");
+    const int t = lua_gettop(L);
+    Options o(L, t, "trainer", {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
+                                "clip_grad_norm", "accumulate", "precision", "early_stopping"});
+    auto& opts = spec.options;
+    opts.epochs = o.integer("epochs", 1);
+    opts.steps = o.integer("steps", 0);
+    opts.log_every = o.integer("log_every", 50);
+    if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
+      throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
+    }
+    raw_field(L, t, "validate_every");
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
+      if (opts.validate_every_steps < 1) throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
+    } else if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
+      throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a number of steps");
+    }
+    lua_pop(L, 1);
+    // Declared in LUA_API.md, not built yet: only their neutral values are accepted.
+    if (o.integer("accumulate", 1) != 1) throw core::ScriptError(path_ + ": trainer accumulate > 1 is not supported yet");
+    if (o.string("precision", "float32") != "float32") throw core::ScriptError(path_ + ": trainer precision other than float32 is not supported yet");
+    for (const char* key : {"checkpoint_every", "clip_grad_norm", "early_stopping"}) {
+      if (o.has(key)) throw core::ScriptError(path_ + ": trainer option '" + key + "' is not supported yet");
+    }
+  }
+  return spec;
+}
+
+}  // namespace engine::lua

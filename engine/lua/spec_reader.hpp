@@ -1,0 +1,45 @@
+// Reads a training script (the table it returns) into a train::TrainSpec: runs the script,
+// applies --set overrides to its hparams, then calls its model, data, loss, optimizer,
+// scheduler and trainer functions in that order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/io/run_writer.hpp"
+#include "engine/lua/runtime.hpp"
+#include "engine/train/spec.hpp"
+
+namespace engine::lua {
+
+class TrainScript {
+ public:
+  // Runs the script; it must return a table. Throws ScriptError otherwise.
+  TrainScript(Runtime& runtime, std::string path);
+  ~TrainScript();
+  TrainScript(const TrainScript&) = delete;
+  TrainScript& operator=(const TrainScript&) = delete;
+
+  std::string name() const;  // the script's `name`, or its file name without .lua
+  std::optional<uint64_t> seed() const;
+  // "key=value" pairs; the key must exist in hparams and the value must fit its type.
+  void apply_overrides(const std::vector<std::string>& assignments);
+  std::map<std::string, io::HParam> hparams() const;
+  // Builds the run; the model is moved to `device` before the optimizer sees its parameters.
+  train::TrainSpec build(torch::Device device, uint64_t seed);
+
+ private:
+  void push_field(const char* key) const;  // pushes spec[key]
+  void push_hparams() const;
+  // Pushes spec[key](args...) or spec[key] itself when it is not a function; the nargs
+  // arguments are on the stack already.
+  void call_field(const char* key, int nargs) const;
+
+  Runtime& runtime_;
+  std::string path_;
+  int spec_ref_;
+  int hparams_ref_;
+};
+
+}  // namespace engine::lua

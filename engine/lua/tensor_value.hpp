@@ -1,0 +1,37 @@
+// Tensors as Lua values: the userdata type, and the conversions other bindings share
+// (1-based dimensions, shapes from varargs or tables, tensors-or-numbers).
+#pragma once
+
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/lua/runtime.hpp"
+
+namespace engine::lua {
+
+struct TensorBox {
+  static constexpr const char* kTypeName = "Tensor";
+  torch::Tensor tensor;
+};
+
+void push_tensor(lua_State* L, torch::Tensor tensor);
+torch::Tensor& check_tensor(lua_State* L, int index, const char* function);
+torch::Tensor* test_tensor(lua_State* L, int index);
+// A tensor, or a number turned into a 0-dim tensor (for arithmetic with numbers).
+torch::Tensor tensor_or_scalar(lua_State* L, int index, const char* function);
+
+// A user's 1-based dimension (negative counts from the end) as libtorch's 0-based one.
+// Throws with a message in 1-based terms when it is out of range for `rank` dimensions.
+int64_t to_dim(int64_t user_dim, int64_t rank, const char* function);
+int64_t check_dim(lua_State* L, int index, int64_t rank, const char* function);
+
+// Sizes from `f(2, 3)`, `f{2, 3}` or `f({2, 3})` starting at index `first`; stops at a
+// non-number. Sets *next to the index after the last one read.
+std::vector<int64_t> read_shape(lua_State* L, int first, const char* function, int* next);
+
+// Pushes a Lua list of sizes.
+void push_shape(lua_State* L, c10::IntArrayRef shape);
+
+}  // namespace engine::lua

@@ -1,0 +1,56 @@
+// require 'engine': versions and logging for scripts.
+#include <spdlog/spdlog.h>
+
+#include "engine/core/threads.hpp"
+#include "engine/core/version.hpp"
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/runtime.hpp"
+
+namespace engine::lua {
+namespace {
+
+// Joins the arguments with tostring, as print does, on the Lua stack (no C++ object is alive
+// while tostring may raise), then logs the result.
+template <spdlog::level::level_enum Level>
+int log(lua_State* L) {
+  const int n = lua_gettop(L);
+  lua_getglobal(L, "tostring");
+  const int tostring_index = n + 1;
+  for (int i = 1; i <= n; ++i) {
+    if (i > 1) lua_pushliteral(L, " ");
+    lua_pushvalue(L, tostring_index);
+    lua_pushvalue(L, i);
+    lua_call(L, 1, 1);
+  }
+  lua_concat(L, n == 0 ? 0 : 2 * n - 1);
+  const char* message = lua_tostring(L, -1);
+  return guarded(L, [&] {
+    spdlog::log(Level, "{}", message ? message : "");
+    return 0;
+  });
+}
+
+int e_threads(lua_State* L) {
+  lua_pushnumber(L, at::get_num_threads());
+  return 1;
+}
+
+const luaL_Reg kFunctions[] = {{"debug", log<spdlog::level::debug>},
+                               {"info", log<spdlog::level::info>},
+                               {"warn", log<spdlog::level::warn>},
+                               {"threads", e_threads},
+                               {nullptr, nullptr}};
+
+}  // namespace
+
+int open_engine(lua_State* L) {
+  lua_newtable(L);
+  luaL_setfuncs(L, kFunctions, 0);
+  lua_pushstring(L, core::engine_version().c_str());
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, core::torch_version().c_str());
+  lua_setfield(L, -2, "torch_version");
+  return 1;
+}
+
+}  // namespace engine::lua

@@ -1,0 +1,974 @@
+// require 'torch': tensors, their methods and metamethods, and the torch.* functions.
+// Dimensions and index values are 1-based in Lua and converted here (LUA_API.md).
+#include <ATen/core/grad_mode.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/core/device.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/seed.hpp"
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/tensor_value.hpp"
+
+namespace engine::lua {
+
+// ---- shared helpers ---------------------------------------------------------------------------
+
+void push_tensor(lua_State* L, torch::Tensor tensor) {
+  push_new<TensorBox>(L, TensorBox{std::move(tensor)});
+}
+
+torch::Tensor* test_tensor(lua_State* L, int index) {
+  auto* box = test<TensorBox>(L, index);
+  return box ? &box->tensor : nullptr;
+}
+
+torch::Tensor& check_tensor(lua_State* L, int index, const char* function) {
+  return check<TensorBox>(L, index, function).tensor;
+}
+
+torch::Tensor tensor_or_scalar(lua_State* L, int index, const char* function) {
+  if (auto* t = test_tensor(L, index)) return *t;
+  if (lua_type(L, index) == LUA_TNUMBER) return torch::scalar_tensor(lua_tonumber(L, index), torch::kFloat64);
+  if (lua_type(L, index) == LUA_TBOOLEAN) return torch::scalar_tensor(lua_toboolean(L, index) != 0);
+  throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                      "' (Tensor or number expected, got " + type_name(L, index) + ")");
+}
+
+int64_t to_dim(int64_t user_dim, int64_t rank, const char* function) {
+  const int64_t r = std::max<int64_t>(rank, 1);  // a 0-dim tensor accepts dim 1 / -1, like PyTorch
+  if (user_dim >= 1 && user_dim <= r) return user_dim - 1;
+  if (user_dim <= -1 && user_dim >= -r) return user_dim;
+  throw ArgumentError(std::string(function) + ": dimension " + std::to_string(user_dim) +
+                      " is out of range for a tensor with " + std::to_string(rank) +
+                      " dimension(s) (expected 1.." + std::to_string(r) + " or -" +
+                      std::to_string(r) + "..-1)");
+}
+
+int64_t check_dim(lua_State* L, int index, int64_t rank, const char* function) {
+  return to_dim(check_integer(L, index, function), rank, function);
+}
+
+std::vector<int64_t> read_shape(lua_State* L, int first, const char* function, int* next) {
+  std::vector<int64_t> shape;
+  int i = first;
+  if (lua_istable(L, i) && !test_tensor(L, i) && lua_objlen(L, i) > 0) {
+    for (double v : number_list(L, i, std::string(function) + ": shape")) {
+      shape.push_back(static_cast<int64_t>(v));
+    }
+    ++i;
+  } else {
+    for (; lua_type(L, i) == LUA_TNUMBER; ++i) shape.push_back(check_integer(L, i, function));
+  }
+  if (next) *next = i;
+  return shape;
+}
+
+void push_shape(lua_State* L, c10::IntArrayRef shape) {
+  lua_createtable(L, static_cast<int>(shape.size()), 0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    lua_pushnumber(L, static_cast<double>(shape[i]));
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+namespace {
+
+using torch::Tensor;
+
+// ---- construction -----------------------------------------------------------------------------
+
+torch::TensorOptions creation_options(lua_State* L, int index, const char* function,
+                                      torch::ScalarType fallback = torch::kFloat32) {
+  Options o(L, index, function, {"dtype", "device", "requires_grad"});
+  return torch::TensorOptions()
+      .dtype(core::parse_dtype(o.string("dtype", core::dtype_name(fallback))))
+      .device(core::parse_device(o.string("device", "cpu")))
+      .requires_grad(o.boolean("requires_grad", false));
+}
+
+// Reads nested tables of numbers (or booleans) into a flat list, checking that every row of a
+// level has the same length.
+void flatten_nested(lua_State* L, int index, size_t depth, std::vector<int64_t>& shape,
+                    std::vector<double>& values, bool& saw_bool) {
+  index = absolute_index(L, index);
+  const size_t n = lua_objlen(L, index);
+  if (depth == shape.size()) {
+    shape.push_back(static_cast<int64_t>(n));
+  } else if (shape[depth] != static_cast<int64_t>(n)) {
+    throw ArgumentError("torch.tensor: ragged nested table (a row at depth " +
+                        std::to_string(depth + 1) + " has " + std::to_string(n) +
+                        " elements, expected " + std::to_string(shape[depth]) + ")");
+  }
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    const int t = lua_type(L, -1);
+    if (t == LUA_TNUMBER) {
+      values.push_back(lua_tonumber(L, -1));
+    } else if (t == LUA_TBOOLEAN) {
+      saw_bool = true;
+      values.push_back(lua_toboolean(L, -1) ? 1.0 : 0.0);
+    } else if (t == LUA_TTABLE && !test_tensor(L, -1)) {
+      try {
+        flatten_nested(L, -1, depth + 1, shape, values, saw_bool);
+      } catch (...) {
+        lua_pop(L, 1);
+        throw;
+      }
+    } else {
+      const std::string got = type_name(L, -1);
+      lua_pop(L, 1);
+      throw ArgumentError("torch.tensor: element " + std::to_string(i) + " at depth " +
+                          std::to_string(depth + 1) + " is a " + got +
+                          " (expected numbers, booleans or nested tables of them)");
+    }
+    lua_pop(L, 1);
+  }
+}
+
+int t_tensor(lua_State* L) {
+  return guarded(L, [&] {
+    if (lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN) {
+      auto opts = creation_options(L, 2, "torch.tensor");
+      push_tensor(L, tensor_or_scalar(L, 1, "torch.tensor").to(opts.dtype().toScalarType()).to(opts.device())
+                         .set_requires_grad(opts.requires_grad()));
+      return 1;
+    }
+    if (auto* t = test_tensor(L, 1)) {
+      push_tensor(L, t->clone());
+      return 1;
+    }
+    if (!lua_istable(L, 1)) {
+      throw ArgumentError("torch.tensor: expected a (nested) table of numbers, got " + type_name(L, 1));
+    }
+    std::vector<int64_t> shape;
+    std::vector<double> values;
+    bool saw_bool = false;
+    flatten_nested(L, 1, 0, shape, values, saw_bool);
+    auto opts = creation_options(L, 2, "torch.tensor", saw_bool ? torch::kBool : torch::kFloat32);
+    auto t = torch::tensor(values, torch::kFloat64).view(shape).to(opts.dtype().toScalarType());
+    push_tensor(L, t.to(opts.device()).set_requires_grad(opts.requires_grad()));
+    return 1;
+  });
+}
+
+template <Tensor (*Make)(c10::IntArrayRef, const torch::TensorOptions&)>
+int t_filled(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    int next = 1;
+    auto shape = read_shape(L, 1, name, &next);
+    push_tensor(L, Make(shape, creation_options(L, next, name)));
+    return 1;
+  });
+}
+
+Tensor make_zeros(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::zeros(s, o); }
+Tensor make_ones(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::ones(s, o); }
+Tensor make_empty(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::empty(s, o); }
+Tensor make_rand(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::rand(s, o); }
+Tensor make_randn(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::randn(s, o); }
+
+int t_zeros(lua_State* L) { return t_filled<make_zeros>(L, "torch.zeros"); }
+int t_ones(lua_State* L) { return t_filled<make_ones>(L, "torch.ones"); }
+int t_empty(lua_State* L) { return t_filled<make_empty>(L, "torch.empty"); }
+int t_rand(lua_State* L) { return t_filled<make_rand>(L, "torch.rand"); }
+int t_randn(lua_State* L) { return t_filled<make_randn>(L, "torch.randn"); }
+
+int t_full(lua_State* L) {
+  return guarded(L, [&] {
+    int next = 1;
+    auto shape = read_shape(L, 1, "torch.full", &next);
+    const double value = check_number(L, next, "torch.full");
+    push_tensor(L, torch::full(shape, value, creation_options(L, next + 1, "torch.full")));
+    return 1;
+  });
+}
+
+// torch.arange(end), torch.arange(start, end[, step]): PyTorch's half-open range.
+int t_arange(lua_State* L) {
+  return guarded(L, [&] {
+    int n = 0;
+    while (lua_type(L, n + 1) == LUA_TNUMBER) ++n;
+    if (n < 1 || n > 3) throw ArgumentError("torch.arange: expected (end), (start, end) or (start, end, step)");
+    const double a = lua_tonumber(L, 1);
+    const double start = n == 1 ? 0 : a, end = n == 1 ? a : lua_tonumber(L, 2);
+    const double step = n == 3 ? lua_tonumber(L, 3) : 1;
+    bool integral = std::floor(start) == start && std::floor(end) == end && std::floor(step) == step;
+    auto opts = creation_options(L, n + 1, "torch.arange", integral ? torch::kInt64 : torch::kFloat32);
+    push_tensor(L, torch::arange(start, end, step, opts));
+    return 1;
+  });
+}
+
+int t_linspace(lua_State* L) {
+  return guarded(L, [&] {
+    const double a = check_number(L, 1, "torch.linspace"), b = check_number(L, 2, "torch.linspace");
+    const int64_t steps = check_integer(L, 3, "torch.linspace");
+    push_tensor(L, torch::linspace(a, b, steps, creation_options(L, 4, "torch.linspace")));
+    return 1;
+  });
+}
+
+int t_eye(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t n = check_integer(L, 1, "torch.eye");
+    const int64_t m = lua_type(L, 2) == LUA_TNUMBER ? check_integer(L, 2, "torch.eye") : n;
+    push_tensor(L, torch::eye(n, m, creation_options(L, lua_type(L, 2) == LUA_TNUMBER ? 3 : 2, "torch.eye")));
+    return 1;
+  });
+}
+
+int t_manual_seed(lua_State* L) {
+  return guarded(L, [&] {
+    core::seed_everything(static_cast<uint64_t>(check_integer(L, 1, "torch.manual_seed")));
+    return 0;
+  });
+}
+
+int t_is_tensor(lua_State* L) {
+  lua_pushboolean(L, test_tensor(L, 1) != nullptr);
+  return 1;
+}
+
+std::vector<Tensor> tensor_list(lua_State* L, int index, const char* function) {
+  if (!lua_istable(L, index) || test_tensor(L, index)) {
+    throw ArgumentError(std::string(function) + ": expected a list of tensors, got " + type_name(L, index));
+  }
+  std::vector<Tensor> out;
+  const size_t n = lua_objlen(L, index);
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    auto* t = test_tensor(L, -1);
+    const std::string got = type_name(L, -1);
+    lua_pop(L, 1);
+    if (!t) throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " + got);
+    out.push_back(*t);
+  }
+  if (out.empty()) throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
+  return out;
+}
+
+int t_cat(lua_State* L) {
+  return guarded(L, [&] {
+    auto list = tensor_list(L, 1, "torch.cat");
+    const int64_t dim = lua_isnoneornil(L, 2) ? 0 : check_dim(L, 2, list[0].dim(), "torch.cat");
+    push_tensor(L, torch::cat(list, dim));
+    return 1;
+  });
+}
+
+int t_stack(lua_State* L) {
+  return guarded(L, [&] {
+    auto list = tensor_list(L, 1, "torch.stack");
+    const int64_t dim = lua_isnoneornil(L, 2) ? 0 : check_dim(L, 2, list[0].dim() + 1, "torch.stack");
+    push_tensor(L, torch::stack(list, dim));
+    return 1;
+  });
+}
+
+int t_where(lua_State* L) {
+  return guarded(L, [&] {
+    auto& cond = check_tensor(L, 1, "torch.where");
+    auto a = tensor_or_scalar(L, 2, "torch.where"), b = tensor_or_scalar(L, 3, "torch.where");
+    push_tensor(L, torch::where(cond, a, b));
+    return 1;
+  });
+}
+
+// torch.no_grad(fn, ...) / torch.enable_grad(fn, ...): run fn with gradient recording off / on.
+template <bool Enabled>
+int t_grad_mode(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  const bool previous = at::GradMode::is_enabled();
+  at::GradMode::set_enabled(Enabled);
+  const int nargs = lua_gettop(L) - 1;
+  const int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
+  at::GradMode::set_enabled(previous);
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+// ---- printing -----------------------------------------------------------------------------------
+
+std::string format_number(double v, bool integral) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  if (integral) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4f", v);
+  }
+  return buf;
+}
+
+void format_values(std::ostringstream& out, const Tensor& t, int64_t depth, bool integral,
+                   bool is_bool, int indent) {
+  constexpr int64_t kEdge = 3;
+  if (t.dim() == 0) {
+    const double v = t.item<double>();
+    out << (is_bool ? (v != 0 ? "true" : "false") : format_number(v, integral));
+    return;
+  }
+  const int64_t n = t.size(0);
+  const bool summarise = n > 2 * kEdge && t.numel() > 1000;
+  out << "[";
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarise && i == kEdge) {
+      out << (t.dim() > 1 ? "...,\n" + std::string(indent + depth + 1, ' ') : "..., ");
+      i = n - kEdge;
+    }
+    format_values(out, t[i], depth + 1, integral, is_bool, indent);
+    if (i + 1 < n) out << (t.dim() > 1 ? ",\n" + std::string(indent + depth + 1, ' ') : ", ");
+  }
+  out << "]";
+}
+
+std::string tensor_string(const Tensor& tensor) {
+  if (!tensor.defined()) return "tensor(undefined)";
+  auto t = tensor.detach().to(torch::kCPU);
+  std::ostringstream out;
+  out << "tensor(";
+  const bool is_bool = t.scalar_type() == torch::kBool;
+  const bool integral = !t.is_floating_point();
+  format_values(out, t.to(torch::kFloat64), 0, integral, is_bool, 7);
+  out << ", dtype=" << core::dtype_name(tensor.scalar_type());
+  out << ", size=" << core::shape_string(tensor.sizes());
+  if (!tensor.device().is_cpu()) out << ", device=" << tensor.device().str();
+  if (tensor.requires_grad()) out << ", requires_grad=true";
+  out << ")";
+  return out.str();
+}
+
+// ---- indexing -----------------------------------------------------------------------------------
+
+using torch::indexing::Slice;
+using torch::indexing::TensorIndex;
+
+int64_t element_index(int64_t user_index, int64_t size, int64_t dim) {
+  if (user_index >= 1 && user_index <= size) return user_index - 1;
+  if (user_index <= -1 && user_index >= -size) return user_index + size;
+  throw ArgumentError("index " + std::to_string(user_index) + " is out of range for dimension " +
+                      std::to_string(dim + 1) + " of size " + std::to_string(size) +
+                      " (indices are 1-based; negative ones count from the end)");
+}
+
+// x[i], x[{i, j}], x[{{1, 3}, {}}]: numbers select, {a, b} is an inclusive 1-based range, {}
+// keeps the whole dimension.
+std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
+  std::vector<TensorIndex> out;
+  if (lua_type(L, index) == LUA_TNUMBER) {
+    if (t.dim() == 0) throw ArgumentError("cannot index a 0-dim tensor");
+    out.emplace_back(element_index(check_integer(L, index, "index"), t.size(0), 0));
+    return out;
+  }
+  if (auto* mask = test_tensor(L, index)) {
+    if (mask->scalar_type() == torch::kBool) {
+      out.emplace_back(*mask);
+    } else {
+      out.emplace_back(mask->to(torch::kInt64) - 1);  // index tensors are 1-based in Lua
+    }
+    return out;
+  }
+  if (!lua_istable(L, index)) throw ArgumentError("tensor index must be a number, a table or a tensor, got " + type_name(L, index));
+  const size_t n = lua_objlen(L, index);
+  if (static_cast<int64_t>(n) > t.dim()) {
+    throw ArgumentError("too many indices (" + std::to_string(n) + ") for a tensor with " +
+                        std::to_string(t.dim()) + " dimension(s)");
+  }
+  int64_t dim = 0;  // dimension of the original tensor this entry refers to
+  for (size_t i = 1; i <= n; ++i, ++dim) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    const int type = lua_type(L, -1);
+    if (type == LUA_TNUMBER) {
+      const int64_t v = static_cast<int64_t>(lua_tonumber(L, -1));
+      lua_pop(L, 1);
+      out.emplace_back(element_index(v, t.size(dim), dim));
+    } else if (type == LUA_TTABLE) {
+      const size_t m = lua_objlen(L, -1);
+      const int64_t size = t.size(dim);
+      int64_t a = 1, b = size;
+      if (m >= 1) { lua_rawgeti(L, -1, 1); a = static_cast<int64_t>(lua_tonumber(L, -1)); lua_pop(L, 1); }
+      if (m >= 2) { lua_rawgeti(L, -1, 2); b = static_cast<int64_t>(lua_tonumber(L, -1)); lua_pop(L, 1); }
+      else if (m == 1) b = a;
+      lua_pop(L, 1);
+      const int64_t start = element_index(a, size, dim);
+      const int64_t stop = element_index(b, size, dim) + 1;
+      if (stop < start) {
+        throw ArgumentError("empty range {" + std::to_string(a) + ", " + std::to_string(b) +
+                            "} for dimension " + std::to_string(dim + 1));
+      }
+      out.emplace_back(Slice(start, stop));
+    } else {
+      const std::string got = type_name(L, -1);
+      lua_pop(L, 1);
+      throw ArgumentError("index entry " + std::to_string(i) + " must be a number or a range table, got " + got);
+    }
+  }
+  return out;
+}
+
+int tensor_index(lua_State* L) {
+  // Methods first: x:sum(), x.grad, then positional indexing.
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    const char* key = lua_tostring(L, 2);
+    if (std::string(key) == "grad") {
+      return guarded(L, [&] {
+        auto& t = check_tensor(L, 1, "grad");
+        if (t.grad().defined()) {
+          push_tensor(L, t.grad());
+        } else {
+          lua_pushnil(L);
+        }
+        return 1;
+      });
+    }
+    lua_pushnil(L);
+    return 1;
+  }
+  return guarded(L, [&] {
+    auto& t = check_tensor(L, 1, "index");
+    push_tensor(L, t.index(read_index(L, 2, t)));
+    return 1;
+  });
+}
+
+int tensor_newindex(lua_State* L) {
+  return guarded(L, [&] {
+    auto& t = check_tensor(L, 1, "index assignment");
+    if (lua_type(L, 2) == LUA_TSTRING) {
+      if (std::string(lua_tostring(L, 2)) == "grad" && lua_isnil(L, 3)) {
+        t.mutable_grad() = Tensor();
+        return 0;
+      }
+      throw ArgumentError(std::string("cannot set field '") + lua_tostring(L, 2) + "' of a Tensor");
+    }
+    auto idx = read_index(L, 2, t);
+    torch::NoGradGuard no_grad;
+    if (auto* v = test_tensor(L, 3)) {
+      t.index_put_(idx, *v);
+    } else {
+      t.index_put_(idx, check_number(L, 3, "index assignment"));
+    }
+    return 0;
+  });
+}
+
+// ---- methods --------------------------------------------------------------------------------------
+
+Tensor& self(lua_State* L, const char* f) { return check_tensor(L, 1, f); }
+
+#define TENSOR_UNARY(NAME, EXPR)                        \
+  int m_##NAME(lua_State* L) {                          \
+    return guarded(L, [&] {                             \
+      auto& x = self(L, #NAME);                         \
+      push_tensor(L, EXPR);                             \
+      return 1;                                         \
+    });                                                 \
+  }
+
+#define TENSOR_BINARY(NAME, EXPR)                       \
+  int m_##NAME(lua_State* L) {                          \
+    return guarded(L, [&] {                             \
+      auto a = tensor_or_scalar(L, 1, #NAME);           \
+      auto b = tensor_or_scalar(L, 2, #NAME);           \
+      push_tensor(L, EXPR);                             \
+      return 1;                                         \
+    });                                                 \
+  }
+
+#define TENSOR_INPLACE_BINARY(NAME, EXPR)               \
+  int m_##NAME(lua_State* L) {                          \
+    return guarded(L, [&] {                             \
+      auto& a = self(L, #NAME);                         \
+      auto b = tensor_or_scalar(L, 2, #NAME);           \
+      EXPR;                                             \
+      lua_settop(L, 1);                                 \
+      return 1;                                         \
+    });                                                 \
+  }
+
+TENSOR_BINARY(add, a + b)
+TENSOR_BINARY(sub, a - b)
+TENSOR_BINARY(mul, a * b)
+TENSOR_BINARY(div, a / b)
+TENSOR_BINARY(pow, a.dim() == 0 && !test_tensor(L, 1) ? torch::pow(a.item(), b) : torch::pow(a, b))
+TENSOR_BINARY(fmod, torch::fmod(a, b))
+TENSOR_BINARY(remainder, torch::remainder(a, b))
+TENSOR_BINARY(eq, a.eq(b))
+TENSOR_BINARY(ne, a.ne(b))
+TENSOR_BINARY(lt, a.lt(b))
+TENSOR_BINARY(le, a.le(b))
+TENSOR_BINARY(gt, a.gt(b))
+TENSOR_BINARY(ge, a.ge(b))
+TENSOR_BINARY(maximum, torch::maximum(a, b))
+TENSOR_BINARY(minimum, torch::minimum(a, b))
+TENSOR_BINARY(matmul, torch::matmul(a, b))
+TENSOR_BINARY(mm, torch::mm(a, b))
+TENSOR_BINARY(dot, torch::dot(a, b))
+
+TENSOR_INPLACE_BINARY(add_, a.add_(b))
+TENSOR_INPLACE_BINARY(sub_, a.sub_(b))
+TENSOR_INPLACE_BINARY(mul_, a.mul_(b))
+TENSOR_INPLACE_BINARY(div_, a.div_(b))
+TENSOR_INPLACE_BINARY(fill_, a.fill_(b))
+TENSOR_INPLACE_BINARY(copy_, a.copy_(b))
+
+TENSOR_UNARY(neg, -x)
+TENSOR_UNARY(abs, x.abs())
+TENSOR_UNARY(exp, x.exp())
+TENSOR_UNARY(log, x.log())
+TENSOR_UNARY(sqrt, x.sqrt())
+TENSOR_UNARY(rsqrt, x.rsqrt())
+TENSOR_UNARY(square, x.square())
+TENSOR_UNARY(sin, x.sin())
+TENSOR_UNARY(cos, x.cos())
+TENSOR_UNARY(floor, x.floor())
+TENSOR_UNARY(ceil, x.ceil())
+TENSOR_UNARY(round, x.round())
+TENSOR_UNARY(sign, x.sign())
+TENSOR_UNARY(relu, x.relu())
+TENSOR_UNARY(sigmoid, x.sigmoid())
+TENSOR_UNARY(tanh, x.tanh())
+TENSOR_UNARY(clone, x.clone())
+TENSOR_UNARY(contiguous, x.contiguous())
+TENSOR_UNARY(detach, x.detach())
+TENSOR_UNARY(t, x.t())
+TENSOR_UNARY(float, x.to(torch::kFloat32))
+TENSOR_UNARY(double, x.to(torch::kFloat64))
+TENSOR_UNARY(half, x.to(torch::kFloat16))
+TENSOR_UNARY(bfloat16, x.to(torch::kBFloat16))
+TENSOR_UNARY(long, x.to(torch::kInt64))
+TENSOR_UNARY(int, x.to(torch::kInt32))
+TENSOR_UNARY(bool, x.to(torch::kBool))
+TENSOR_UNARY(byte, x.to(torch::kUInt8))
+TENSOR_UNARY(logical_not, x.logical_not())
+
+int m_zero_(lua_State* L) {
+  return guarded(L, [&] {
+    self(L, "zero_").zero_();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+int m_size(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "size");
+    if (lua_isnoneornil(L, 2)) {
+      push_shape(L, x.sizes());
+    } else {
+      lua_pushnumber(L, static_cast<double>(x.size(check_dim(L, 2, x.dim(), "size"))));
+    }
+    return 1;
+  });
+}
+
+int m_dim(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(self(L, "dim").dim()));
+    return 1;
+  });
+}
+
+int m_numel(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(self(L, "numel").numel()));
+    return 1;
+  });
+}
+
+int m_dtype(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string name = core::dtype_name(self(L, "dtype").scalar_type());
+    lua_pushstring(L, name.c_str());
+    return 1;
+  });
+}
+
+int m_device(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string name = self(L, "device").device().str();
+    lua_pushstring(L, name.c_str());
+    return 1;
+  });
+}
+
+int m_view(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "view");
+    push_tensor(L, x.view(read_shape(L, 2, "view", nullptr)));
+    return 1;
+  });
+}
+
+int m_reshape(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "reshape");
+    push_tensor(L, x.reshape(read_shape(L, 2, "reshape", nullptr)));
+    return 1;
+  });
+}
+
+int m_expand(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "expand");
+    push_tensor(L, x.expand(read_shape(L, 2, "expand", nullptr)));
+    return 1;
+  });
+}
+
+int m_flatten(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "flatten");
+    const int64_t start = lua_isnoneornil(L, 2) ? 0 : check_dim(L, 2, x.dim(), "flatten");
+    const int64_t end = lua_isnoneornil(L, 3) ? -1 : check_dim(L, 3, x.dim(), "flatten");
+    push_tensor(L, x.flatten(start, end));
+    return 1;
+  });
+}
+
+int m_permute(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "permute");
+    auto dims = read_shape(L, 2, "permute", nullptr);
+    for (auto& d : dims) d = to_dim(d, x.dim(), "permute");
+    push_tensor(L, x.permute(dims));
+    return 1;
+  });
+}
+
+int m_transpose(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "transpose");
+    push_tensor(L, x.transpose(check_dim(L, 2, x.dim(), "transpose"), check_dim(L, 3, x.dim(), "transpose")));
+    return 1;
+  });
+}
+
+int m_unsqueeze(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "unsqueeze");
+    push_tensor(L, x.unsqueeze(check_dim(L, 2, x.dim() + 1, "unsqueeze")));
+    return 1;
+  });
+}
+
+int m_squeeze(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "squeeze");
+    push_tensor(L, lua_isnoneornil(L, 2) ? x.squeeze() : x.squeeze(check_dim(L, 2, x.dim(), "squeeze")));
+    return 1;
+  });
+}
+
+int m_narrow(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "narrow");
+    const int64_t dim = check_dim(L, 2, x.dim(), "narrow");
+    const int64_t start = element_index(check_integer(L, 3, "narrow"), x.size(dim), dim);
+    push_tensor(L, x.narrow(dim, start, check_integer(L, 4, "narrow")));
+    return 1;
+  });
+}
+
+int m_select(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "select");
+    const int64_t dim = check_dim(L, 2, x.dim(), "select");
+    push_tensor(L, x.select(dim, element_index(check_integer(L, 3, "select"), x.size(dim), dim)));
+    return 1;
+  });
+}
+
+int m_chunk(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "chunk");
+    const int64_t n = check_integer(L, 2, "chunk");
+    const int64_t dim = lua_isnoneornil(L, 3) ? 0 : check_dim(L, 3, x.dim(), "chunk");
+    auto parts = x.chunk(n, dim);
+    for (auto& p : parts) push_tensor(L, p);
+    return static_cast<int>(parts.size());
+  });
+}
+
+// Reductions: x:sum(), x:sum(dim), x:sum(dim, {keepdim = true}).
+template <Tensor (*All)(const Tensor&), Tensor (*Along)(const Tensor&, int64_t, bool)>
+int reduction(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    auto& x = self(L, name);
+    if (lua_isnoneornil(L, 2)) {
+      push_tensor(L, All(x));
+      return 1;
+    }
+    const int64_t dim = check_dim(L, 2, x.dim(), name);
+    Options o(L, 3, name, {"keepdim"});
+    push_tensor(L, Along(x, dim, o.boolean("keepdim", false)));
+    return 1;
+  });
+}
+
+Tensor all_sum(const Tensor& x) { return x.sum(); }
+Tensor dim_sum(const Tensor& x, int64_t d, bool k) { return x.sum(d, k); }
+Tensor all_mean(const Tensor& x) { return x.mean(); }
+Tensor dim_mean(const Tensor& x, int64_t d, bool k) { return x.mean(d, k); }
+Tensor all_prod(const Tensor& x) { return x.prod(); }
+Tensor dim_prod(const Tensor& x, int64_t d, bool k) { return x.prod(d, k); }
+Tensor all_std(const Tensor& x) { return x.std(); }
+Tensor dim_std(const Tensor& x, int64_t d, bool k) { return x.std(d, true, k); }
+Tensor all_var(const Tensor& x) { return x.var(); }
+Tensor dim_var(const Tensor& x, int64_t d, bool k) { return x.var(d, true, k); }
+Tensor all_logsumexp(const Tensor& x) { return x.flatten().logsumexp(0); }
+Tensor dim_logsumexp(const Tensor& x, int64_t d, bool k) { return x.logsumexp(d, k); }
+Tensor all_argmax(const Tensor& x) { return x.argmax() + 1; }
+Tensor dim_argmax(const Tensor& x, int64_t d, bool k) { return x.argmax(d, k) + 1; }
+Tensor all_argmin(const Tensor& x) { return x.argmin() + 1; }
+Tensor dim_argmin(const Tensor& x, int64_t d, bool k) { return x.argmin(d, k) + 1; }
+
+int m_sum(lua_State* L) { return reduction<all_sum, dim_sum>(L, "sum"); }
+int m_mean(lua_State* L) { return reduction<all_mean, dim_mean>(L, "mean"); }
+int m_prod(lua_State* L) { return reduction<all_prod, dim_prod>(L, "prod"); }
+int m_std(lua_State* L) { return reduction<all_std, dim_std>(L, "std"); }
+int m_var(lua_State* L) { return reduction<all_var, dim_var>(L, "var"); }
+int m_logsumexp(lua_State* L) { return reduction<all_logsumexp, dim_logsumexp>(L, "logsumexp"); }
+int m_argmax(lua_State* L) { return reduction<all_argmax, dim_argmax>(L, "argmax"); }
+int m_argmin(lua_State* L) { return reduction<all_argmin, dim_argmin>(L, "argmin"); }
+
+// x:max() -> tensor; x:max(dim) -> values, indices (1-based); x:max(other) -> elementwise.
+template <bool IsMax>
+int m_extreme(lua_State* L) {
+  const char* name = IsMax ? "max" : "min";
+  return guarded(L, [&] {
+    auto& x = self(L, name);
+    if (lua_isnoneornil(L, 2)) {
+      push_tensor(L, IsMax ? x.max() : x.min());
+      return 1;
+    }
+    if (auto* other = test_tensor(L, 2)) {
+      push_tensor(L, IsMax ? torch::maximum(x, *other) : torch::minimum(x, *other));
+      return 1;
+    }
+    const int64_t dim = check_dim(L, 2, x.dim(), name);
+    Options o(L, 3, name, {"keepdim"});
+    auto [values, indices] = IsMax ? x.max(dim, o.boolean("keepdim", false))
+                                   : x.min(dim, o.boolean("keepdim", false));
+    push_tensor(L, values);
+    push_tensor(L, indices + 1);
+    return 2;
+  });
+}
+
+int m_softmax(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "softmax");
+    push_tensor(L, x.softmax(check_dim(L, 2, x.dim(), "softmax")));
+    return 1;
+  });
+}
+
+int m_log_softmax(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "log_softmax");
+    push_tensor(L, x.log_softmax(check_dim(L, 2, x.dim(), "log_softmax")));
+    return 1;
+  });
+}
+
+int m_item(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "item");
+    if (x.numel() != 1) {
+      throw ArgumentError("item: the tensor has " + std::to_string(x.numel()) +
+                          " elements; only a one-element tensor converts to a number");
+    }
+    if (x.scalar_type() == torch::kBool) {
+      lua_pushboolean(L, x.item<bool>());
+    } else {
+      lua_pushnumber(L, x.item<double>());
+    }
+    return 1;
+  });
+}
+
+void push_table_of(lua_State* L, const Tensor& t, bool is_bool) {
+  if (t.dim() == 0) {
+    const double v = t.item<double>();
+    if (is_bool) {
+      lua_pushboolean(L, v != 0);
+    } else {
+      lua_pushnumber(L, v);
+    }
+    return;
+  }
+  lua_createtable(L, static_cast<int>(t.size(0)), 0);
+  for (int64_t i = 0; i < t.size(0); ++i) {
+    push_table_of(L, t[i], is_bool);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+int m_totable(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "totable");
+    push_table_of(L, x.detach().to(torch::kCPU).to(torch::kFloat64), x.scalar_type() == torch::kBool);
+    return 1;
+  });
+}
+
+// x:to('cuda'), x:to('float64'), x:to{dtype = ..., device = ...}
+int m_to(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "to");
+    if (lua_type(L, 2) == LUA_TSTRING) {
+      const std::string what = lua_tostring(L, 2);
+      const bool is_device = what == "cpu" || what.rfind("cuda", 0) == 0;
+      push_tensor(L, is_device ? x.to(core::parse_device(what)) : x.to(core::parse_dtype(what)));
+      return 1;
+    }
+    Options o(L, 2, "to", {"dtype", "device"});
+    Tensor out = x;
+    if (o.has("device")) out = out.to(core::parse_device(o.string("device", "cpu")));
+    if (o.has("dtype")) out = out.to(core::parse_dtype(o.string("dtype", "float32")));
+    push_tensor(L, out);
+    return 1;
+  });
+}
+
+int m_requires_grad(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "requires_grad");
+    const bool on = lua_isnoneornil(L, 2) ? true : lua_toboolean(L, 2) != 0;
+    x.set_requires_grad(on);
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+int m_is_requires_grad(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushboolean(L, self(L, "is_requires_grad").requires_grad());
+    return 1;
+  });
+}
+
+int m_backward(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "backward");
+    if (auto* g = test_tensor(L, 2)) {
+      x.backward(*g);
+    } else {
+      if (x.numel() != 1) {
+        throw ArgumentError("backward: a tensor of " + std::to_string(x.numel()) +
+                            " elements needs a gradient argument (backward(grad))");
+      }
+      x.backward();
+    }
+    return 0;
+  });
+}
+
+int m_tostring(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string s = tensor_string(self(L, "tostring"));
+    lua_pushlstring(L, s.data(), s.size());
+    return 1;
+  });
+}
+
+int m_len(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "#");
+    lua_pushnumber(L, x.dim() == 0 ? 0 : static_cast<double>(x.size(0)));
+    return 1;
+  });
+}
+
+int m_eq_identity(lua_State* L) {
+  lua_pushboolean(L, lua_rawequal(L, 1, 2));
+  return 1;
+}
+
+const luaL_Reg kMethods[] = {
+    {"add", m_add}, {"sub", m_sub}, {"mul", m_mul}, {"div", m_div}, {"pow", m_pow},
+    {"fmod", m_fmod}, {"remainder", m_remainder},
+    {"eq", m_eq}, {"ne", m_ne}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge},
+    {"maximum", m_maximum}, {"minimum", m_minimum}, {"matmul", m_matmul}, {"mm", m_mm}, {"dot", m_dot},
+    {"add_", m_add_}, {"sub_", m_sub_}, {"mul_", m_mul_}, {"div_", m_div_}, {"fill_", m_fill_},
+    {"copy_", m_copy_}, {"zero_", m_zero_},
+    {"neg", m_neg}, {"abs", m_abs}, {"exp", m_exp}, {"log", m_log}, {"sqrt", m_sqrt},
+    {"rsqrt", m_rsqrt}, {"square", m_square}, {"sin", m_sin}, {"cos", m_cos}, {"floor", m_floor},
+    {"ceil", m_ceil}, {"round", m_round}, {"sign", m_sign}, {"relu", m_relu},
+    {"sigmoid", m_sigmoid}, {"tanh", m_tanh}, {"logical_not", m_logical_not},
+    {"clone", m_clone}, {"contiguous", m_contiguous}, {"detach", m_detach}, {"t", m_t},
+    {"float", m_float}, {"double", m_double}, {"half", m_half}, {"bfloat16", m_bfloat16},
+    {"long", m_long}, {"int", m_int}, {"bool", m_bool}, {"byte", m_byte},
+    {"size", m_size}, {"dim", m_dim}, {"numel", m_numel}, {"dtype", m_dtype}, {"device", m_device},
+    {"view", m_view}, {"reshape", m_reshape}, {"expand", m_expand}, {"flatten", m_flatten},
+    {"permute", m_permute}, {"transpose", m_transpose}, {"unsqueeze", m_unsqueeze},
+    {"squeeze", m_squeeze}, {"narrow", m_narrow}, {"select", m_select}, {"chunk", m_chunk},
+    {"sum", m_sum}, {"mean", m_mean}, {"prod", m_prod}, {"std", m_std}, {"var", m_var},
+    {"logsumexp", m_logsumexp}, {"argmax", m_argmax}, {"argmin", m_argmin},
+    {"max", m_extreme<true>}, {"min", m_extreme<false>},
+    {"softmax", m_softmax}, {"log_softmax", m_log_softmax},
+    {"item", m_item}, {"totable", m_totable}, {"to", m_to},
+    {"requires_grad", m_requires_grad}, {"is_requires_grad", m_is_requires_grad},
+    {"backward", m_backward},
+    {nullptr, nullptr}};
+
+const luaL_Reg kMeta[] = {
+    {"__add", m_add}, {"__sub", m_sub}, {"__mul", m_mul}, {"__div", m_div}, {"__mod", m_remainder},
+    {"__pow", m_pow}, {"__unm", m_neg}, {"__tostring", m_tostring}, {"__len", m_len},
+    {"__eq", m_eq_identity}, {"__newindex", tensor_newindex},
+    {nullptr, nullptr}};
+
+// Functions of the torch table that mirror a method taking the tensor first.
+const char* kMirrored[] = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt",
+                           "ge", "maximum", "minimum", "matmul", "mm", "dot", "abs", "exp",
+                           "log", "sqrt", "relu", "sigmoid", "tanh", "sum", "mean", "max",
+                           "min", "argmax", "argmin", "softmax", "log_softmax", "flatten",
+                           "reshape", "transpose", "squeeze", "unsqueeze", "clone", "t",
+                           "chunk", "narrow", "select", "permute", "std", "var", "prod",
+                           "logsumexp"};
+
+const luaL_Reg kFunctions[] = {
+    {"tensor", t_tensor}, {"zeros", t_zeros}, {"ones", t_ones}, {"empty", t_empty},
+    {"full", t_full}, {"rand", t_rand}, {"randn", t_randn}, {"arange", t_arange},
+    {"linspace", t_linspace}, {"eye", t_eye}, {"manual_seed", t_manual_seed},
+    {"is_tensor", t_is_tensor}, {"cat", t_cat}, {"stack", t_stack}, {"where", t_where},
+    {"no_grad", t_grad_mode<false>}, {"enable_grad", t_grad_mode<true>},
+    {nullptr, nullptr}};
+
+}  // namespace
+
+int open_torch(lua_State* L) {
+  if (luaL_newmetatable(L, TensorBox::kTypeName)) {
+    luaL_setfuncs(L, kMeta, 0);
+    lua_pushcfunction(L, gc_userdata<TensorBox>);
+    lua_setfield(L, -2, "__gc");
+    lua_pushstring(L, TensorBox::kTypeName);
+    lua_setfield(L, -2, "__name");
+    lua_newtable(L);  // methods, the upvalue of __index
+    luaL_setfuncs(L, kMethods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__methods");
+    lua_pushcclosure(L, tensor_index, 1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_getfield(L, -1, "__methods");
+  lua_newtable(L);  // the torch library
+  luaL_setfuncs(L, kFunctions, 0);
+  for (const char* name : kMirrored) {
+    lua_getfield(L, -2, name);
+    lua_setfield(L, -2, name);
+  }
+  lua_remove(L, -2);  // methods
+  lua_remove(L, -2);  // metatable
+  return 1;
+}
+
+}  // namespace engine::lua

@@ -1,0 +1,53 @@
+#include "engine/nn/describe.hpp"
+
+#include <sstream>
+
+namespace engine::nn {
+namespace {
+
+void strip_all(std::string& s, const std::string& what) {
+  for (size_t pos; (pos = s.find(what)) != std::string::npos;) s.erase(pos, what.size());
+}
+
+void tree(const torch::nn::Module& module, const std::string& name, int depth,
+          std::ostringstream& out) {
+  out << std::string(2 * depth, ' ');
+  if (!name.empty()) out << "(" << name << "): ";
+  out << describe_layer(module);
+  const int64_t n = count_parameters(module);
+  if (n > 0) out << "  [" << n << " params]";
+  out << "\n";
+  for (const auto& child : module.named_children()) {
+    tree(*child.value(), child.key(), depth + 1, out);
+  }
+}
+
+}  // namespace
+
+std::string describe_layer(const torch::nn::Module& module) {
+  std::ostringstream out;
+  module.pretty_print(out);
+  std::string s = out.str();
+  strip_all(s, "torch::nn::");
+  strip_all(s, "engine::nn::");
+  strip_all(s, "engine::lua::");
+  return s;
+}
+
+std::string describe_tree(const torch::nn::Module& module) {
+  std::ostringstream out;
+  tree(module, "", 0, out);
+  std::string s = out.str();
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+int64_t count_parameters(const torch::nn::Module& module, bool trainable_only) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) {
+    if (!trainable_only || p.requires_grad()) n += p.numel();
+  }
+  return n;
+}
+
+}  // namespace engine::nn

@@ -1,0 +1,40 @@
+// Adadelta (Zeiler 2012), with PyTorch's defaults and update rule: libtorch 1.13's C++ API has
+// no Adadelta, and pytorch/examples' MNIST recipe (our reference) uses it.
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include <vector>
+
+namespace engine::train {
+
+struct AdadeltaOptions : public torch::optim::OptimizerCloneableOptions<AdadeltaOptions> {
+  AdadeltaOptions(double lr = 1.0) : lr_(lr) {}
+  TORCH_ARG(double, lr) = 1.0;
+  TORCH_ARG(double, rho) = 0.9;
+  TORCH_ARG(double, eps) = 1e-6;
+  TORCH_ARG(double, weight_decay) = 0;
+
+ public:
+  double get_lr() const override { return lr(); }
+  void set_lr(const double lr) override { this->lr(lr); }
+};
+
+struct AdadeltaParamState
+    : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
+  TORCH_ARG(torch::Tensor, square_avg);
+  TORCH_ARG(torch::Tensor, acc_delta);
+  TORCH_ARG(int64_t, step) = 0;
+};
+
+class Adadelta : public torch::optim::Optimizer {
+ public:
+  explicit Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
+                    AdadeltaOptions defaults = {});
+  explicit Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults = {})
+      : Adadelta({torch::optim::OptimizerParamGroup(std::move(params))}, defaults) {}
+
+  torch::Tensor step(LossClosure closure = nullptr) override;
+};
+
+}  // namespace engine::train

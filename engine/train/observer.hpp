@@ -1,0 +1,48 @@
+// How the trainer reports: metric rows (for the run file) and progress (for the console).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace engine::train {
+
+struct MetricRow {
+  std::string split;  // "train" or "validation"
+  int64_t step = 0;   // global optimizer step when the row was taken
+  double epoch = 0;   // fractional epoch
+  double time = 0;    // seconds since the run started
+  std::map<std::string, double> values;
+};
+
+struct Progress {
+  int64_t epoch = 0;  // 1-based, as shown to users
+  int64_t epochs = 0;
+  int64_t batch = 0;  // batches done in this epoch
+  int64_t batches = 0;
+  int64_t step = 0;
+  int64_t total_steps = 0;
+  double loss = 0;  // average over the current logging window
+  double samples_per_second = 0;
+  double eta_seconds = 0;
+};
+
+struct EpochSummary {
+  int64_t epoch = 0;  // 1-based
+  double seconds = 0;
+  double samples_per_second = 0;
+  double loader_wait_fraction = 0;  // time the step waited for data / epoch time
+  double lr = 0;
+  std::map<std::string, double> train;
+  std::map<std::string, double> validation;
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_metrics(const MetricRow&) {}
+  virtual void on_progress(const Progress&) {}
+  virtual void on_epoch_end(const EpochSummary&) {}
+};
+
+}  // namespace engine::train
