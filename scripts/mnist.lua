@@ -6,7 +6,8 @@ local nn, optim, data = require 'nn', require 'optim', require 'data'
 return {
   name    = 'mnist',
   seed    = 1,
-  hparams = { lr = 1.0, gamma = 0.7, batch_size = 64, test_batch_size = 1000, epochs = 3 },
+  hparams = { lr = 1.0, gamma = 0.7, batch_size = 64, test_batch_size = 1000, epochs = 3,
+              max_steps = 0 },  -- max_steps > 0 stops early (smoke tests)
 
   model = function(hp) return nn.model('mnist_cnn') end,
 
@@ -26,6 +27,7 @@ return {
 
   trainer = function(hp) return {
     epochs = hp.epochs,
+    steps = hp.max_steps,
     validate_every = 'epoch',
     log_every = 50,
   } end,

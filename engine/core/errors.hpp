@@ -22,17 +22,20 @@ class UsageError : public Error {
   const char* kind() const override { return "usage error"; }
 };
 
-// An error raised in or by a Lua script; carries the Lua traceback when there is one.
+// An error raised in or by a Lua script; carries the Lua traceback when there is one. An
+// engine error that crossed a script on its way up (a DataError raised by data.mnist called
+// from the script) keeps its own exit code.
 class ScriptError : public Error {
  public:
-  explicit ScriptError(const std::string& message, std::string traceback = {})
-      : Error(message), traceback_(std::move(traceback)) {}
-  int exit_code() const override { return 3; }
+  explicit ScriptError(const std::string& message, std::string traceback = {}, int exit_code = 3)
+      : Error(message), traceback_(std::move(traceback)), exit_code_(exit_code) {}
+  int exit_code() const override { return exit_code_; }
   const char* kind() const override { return "script error"; }
   const std::string& traceback() const { return traceback_; }
 
  private:
   std::string traceback_;
+  int exit_code_;
 };
 
 // A dataset or checkpoint that cannot be read as declared.

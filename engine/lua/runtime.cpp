@@ -29,11 +29,12 @@ int traceback_handler(lua_State* L) {
 }
 
 // Splits "message\nstack traceback:\n..." into its two parts.
-core::ScriptError script_error(const std::string& text) {
+core::ScriptError script_error(const std::string& text, int exit_code) {
   const std::string marker = "\nstack traceback:";
   const auto pos = text.find(marker);
-  if (pos == std::string::npos) return core::ScriptError(text);
-  return core::ScriptError(text.substr(0, pos), text.substr(pos + 1));
+  const int code = exit_code > 0 ? exit_code : 3;
+  if (pos == std::string::npos) return core::ScriptError(text, {}, code);
+  return core::ScriptError(text.substr(0, pos), text.substr(pos + 1), code);
 }
 
 std::string package_path(const RuntimeOptions& options) {
@@ -79,13 +80,14 @@ void Runtime::call(int nargs, int nresults) {
   const int function_index = lua_gettop(L_) - nargs;
   lua_pushcfunction(L_, traceback_handler);
   lua_insert(L_, function_index);
+  raised_exit_code_ = 0;
   const int status = lua_pcall(L_, nargs, nresults, function_index);
   lua_remove(L_, function_index);
   if (status != 0) {
     std::string text = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(unknown Lua error)";
     lua_pop(L_, 1);
     if (status == LUA_ERRMEM) throw std::bad_alloc();
-    throw script_error(text);
+    throw script_error(text, raised_exit_code_);
   }
 }
 
@@ -113,18 +115,30 @@ int Runtime::run_string(const std::string& code, const std::string& chunk_name, 
 
 std::string luajit_version() { return LUAJIT_VERSION; }
 
-std::string current_exception_message() {
+std::string current_exception_message(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kRuntimeKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* runtime = static_cast<Runtime*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  int exit_code = 0;
+  std::string message;
   try {
     throw;
   } catch (const core::ScriptError& e) {
     // An error that already went through Lua (a Lua forward called from C++): keep its
     // traceback, which names the frames the outer traceback cannot see.
-    return e.traceback().empty() ? e.what() : std::string(e.what()) + "\n" + e.traceback();
+    exit_code = e.exit_code();
+    message = e.traceback().empty() ? e.what() : std::string(e.what()) + "\n" + e.traceback();
+  } catch (const core::Error& e) {
+    exit_code = e.exit_code();
+    message = e.what();
   } catch (const std::exception& e) {
-    return core::describe_exception(e);
+    message = core::describe_exception(e);
   } catch (...) {
-    return "unknown C++ exception";
+    message = "unknown C++ exception";
   }
+  if (runtime) runtime->raised_exit_code_ = exit_code;
+  return message;
 }
 
 void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,

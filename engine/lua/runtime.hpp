@@ -46,15 +46,18 @@ class Runtime {
   void call(int nargs, int nresults);
 
  private:
+  friend std::string current_exception_message(lua_State* L);
   lua_State* L_;
   RuntimeOptions options_;
+  int raised_exit_code_ = 0;  // exit code of the last engine error turned into a Lua error
 };
 
 // "LuaJIT 2.1.0-beta3"
 std::string luajit_version();
 
-// Turns the exception in flight into the text a Lua error should carry.
-std::string current_exception_message();
+// Turns the exception in flight into the text a Lua error should carry, and remembers the
+// exit code of an engine error so that Runtime::call can restore it.
+std::string current_exception_message(lua_State* L);
 
 // The exception boundary: runs f (which returns the number of Lua results), converts any C++
 // exception into a Lua error raised after every C++ object of this frame has been destroyed.
@@ -65,9 +68,11 @@ int guarded(lua_State* L, F&& f) {
     try {
       return f();
     } catch (...) {
-      message = current_exception_message();
+      message = current_exception_message(L);
     }
+    luaL_where(L, 1);  // "file.lua:12: " of the Lua line that called into C++
     lua_pushlstring(L, message.data(), message.size());
+    lua_concat(L, 2);
   }
   return lua_error(L);
 }

@@ -16,7 +16,12 @@ Scheduler::Scheduler(std::shared_ptr<torch::optim::Optimizer> optimizer,
     : optimizer_(std::move(optimizer)),
       scheduler_(std::move(scheduler)),
       mode_(mode),
-      name_(std::move(name)) {}
+      name_(std::move(name)) {
+  // PyTorch's schedulers take one step in their constructor (last_epoch 0); libtorch's do not,
+  // so its StepLR would decay one call late. One step here, which leaves the rate unchanged,
+  // aligns the counts: after k calls to step() the rate is PyTorch's after k calls.
+  scheduler_->step();
+}
 
 double current_lr(const torch::optim::Optimizer& optimizer) {
   const auto& groups = optimizer.param_groups();

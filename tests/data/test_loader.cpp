@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include "engine/core/errors.hpp"
+#include "engine/data/dataset_finder.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/data/source.hpp"
+#include "tests/test_support.hpp"
+
+using namespace engine;
+
+namespace {
+
+data::Pipeline numbered(int64_t n) {
+  auto input = torch::arange(n, torch::kFloat32).view({n, 1});
+  auto target = torch::arange(n, torch::kInt64);
+  return data::Pipeline(std::make_shared<data::TensorSource>(input, target, "numbered"));
+}
+
+std::vector<int64_t> epoch_targets(const data::Pipeline& p, uint64_t seed, int64_t epoch, int64_t first = 0) {
+  data::EpochReader reader(p, seed, epoch, first);
+  std::vector<int64_t> out;
+  while (auto b = reader.next()) {
+    for (int64_t i = 0; i < b->target.numel(); ++i) out.push_back(b->target[i].item<int64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("batching covers every sample once, with a short last batch unless drop_last") {
+  auto p = numbered(10).batch(4);
+  CHECK(p.size() == 3);
+  CHECK(epoch_targets(p, 0, 0) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(numbered(10).batch(4, true).size() == 2);
+  CHECK(epoch_targets(numbered(10).batch(4, true), 0, 0).size() == 8);
+}
+
+TEST_CASE("shuffling depends on seed and epoch only, not on the number of workers") {
+  auto p = numbered(100).shuffle().batch(7);
+  const auto a = epoch_targets(p.workers(1), 5, 0);
+  CHECK(a == epoch_targets(p.workers(3), 5, 0));
+  CHECK(a == epoch_targets(p.workers(2).prefetch(1), 5, 0));
+  CHECK(a != epoch_targets(p, 5, 1));
+  CHECK(a != epoch_targets(p, 6, 0));
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == epoch_targets(numbered(100).batch(7), 0, 0));
+}
+
+TEST_CASE("an epoch can start at any batch and continues in the same order") {
+  auto p = numbered(50).shuffle().batch(8).workers(2);
+  const auto all = epoch_targets(p, 3, 2);
+  const auto rest = epoch_targets(p, 3, 2, 4);
+  CHECK(rest == std::vector<int64_t>(all.begin() + 32, all.end()));
+}
+
+TEST_CASE("a worker's error reaches the consumer") {
+  struct Failing : data::Source {
+    int64_t size() const override { return 10; }
+    data::Batch gather(const torch::Tensor&) const override { throw core::DataError("broken sample"); }
+    std::string describe() const override { return "failing"; }
+  };
+  data::Pipeline p(std::make_shared<Failing>());
+  data::EpochReader reader(p.batch(2), 0, 0);
+  CHECK_THROWS_WITH_AS(reader.next(), "broken sample", core::DataError);
+}
+
+TEST_CASE("a reader stopped early joins its workers") {
+  auto p = numbered(1000).batch(1).prefetch(2).workers(2);
+  for (int i = 0; i < 20; ++i) {
+    data::EpochReader reader(p, 0, 0);
+    CHECK(reader.next().has_value());
+  }
+}
+
+TEST_CASE("normalize uses one value or one per channel") {
+  data::Batch b{torch::ones({2, 3, 2, 2}), torch::Tensor()};
+  data::Normalize({0.5}, {0.25}).apply(b);
+  CHECK(b.input.max().item<float>() == doctest::Approx(2.0));
+  data::Batch c{torch::ones({2, 3, 2, 2}), torch::Tensor()};
+  data::Normalize({0, 1, 2}, {1, 1, 1}).apply(c);
+  CHECK(c.input[0][2][0][0].item<float>() == doctest::Approx(-1.0));
+  CHECK_THROWS_AS(data::Normalize({0, 1}, {1, 1}).apply(c), core::DataError);
+  CHECK_THROWS_AS(data::Normalize({0}, {0}), core::UsageError);
+}
+
+TEST_CASE("datasets are found by name, and a miss lists every folder looked at") {
+  const auto dir = test::scratch_dir("finder");
+  std::filesystem::create_directories(dir + "/fashion-mnist");
+  test::write_bytes(dir + "/fashion-mnist/x", {1});
+  CHECK(data::find_dataset("fashion_mnist", {dir}) == dir + "/fashion-mnist");
+  try {
+    data::find_dataset("mnist", {dir});
+    FAIL("expected DataError");
+  } catch (const core::DataError& e) {
+    CHECK(std::string(e.what()).find(dir + "/mnist") != std::string::npos);
+    CHECK(std::string(e.what()).find("datasets/fetch mnist") != std::string::npos);
+  }
+}

@@ -1,0 +1,106 @@
+-- data: MNIST-style IDX sources written here at test time, pipelines, and corrupt files.
+package.path = arg[0]:match('(.*/)') .. '?.lua;' .. package.path
+local spec = require 'spec'
+local torch, data = require 'torch', require 'data'
+local describe, it, equal, same, fails = spec.describe, spec.it, spec.equal, spec.same_list, spec.fails
+
+local dir = os.getenv('ENGINE_TEST_TMP') or '/tmp'
+dir = dir .. '/data_spec'
+os.execute('rm -rf "' .. dir .. '" && mkdir -p "' .. dir .. '"')
+
+local function be32(n)
+  return string.char(math.floor(n / 16777216) % 256, math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+end
+
+local function write(path, bytes)
+  local f = assert(io.open(path, 'wb'))
+  f:write(bytes)
+  f:close()
+end
+
+-- count images whose pixels are all equal to their index, labels index % 10.
+local function write_mnist(folder, prefix, count, label_count)
+  os.execute('mkdir -p "' .. folder .. '"')
+  local images = {string.char(0, 0, 8, 3), be32(count), be32(28), be32(28)}
+  for i = 0, count - 1 do images[#images + 1] = string.rep(string.char(i % 256), 784) end
+  write(folder .. '/' .. prefix .. '-images-idx3-ubyte', table.concat(images))
+  local labels = {string.char(0, 0, 8, 1), be32(label_count or count)}
+  for i = 0, (label_count or count) - 1 do labels[#labels + 1] = string.char(i % 10) end
+  write(folder .. '/' .. prefix .. '-labels-idx1-ubyte', table.concat(labels))
+end
+
+describe('data.mnist', function()
+  local root = dir .. '/good'
+  write_mnist(root, 'train', 25)
+  write_mnist(root, 't10k', 10)
+
+  it('yields 1x28x28 float images in [0, 1] and 1-based class targets', function()
+    local ds = data.mnist{root = root, split = 'train'}:batch(10)
+    equal(ds:size(), 3)
+    equal(#ds, 3)
+    local batches, seen = 0, 0
+    for batch in ds:iter() do
+      batches = batches + 1
+      seen = seen + batch.input:size(1)
+      same(batch.input:size(), {batch.input:size(1), 1, 28, 28})
+      equal(batch.input:dtype(), 'float32')
+      if batches == 1 then
+        same(batch.target:totable(), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+        spec.near(batch.input[{2, 1, 1, 1}]:item(), 1 / 255, 1e-7)
+      end
+    end
+    equal(batches, 3)
+    equal(seen, 25)
+  end)
+  it('normalizes, shuffles by seed and epoch, and drops the last batch on request', function()
+    local norm = data.normalize{mean = 0.5, std = 0.5}
+    local ds = data.mnist{root = root, split = 'test'}:map(norm):shuffle():batch(4, {drop_last = true})
+    equal(ds:size(), 2)
+    local first = ds:iter{epoch = 1}()
+    equal(first.input:min():item() >= -1, true)
+    local again = ds:iter{epoch = 1}()
+    same(first.target:totable(), again.target:totable())
+    local other = ds:iter{epoch = 2}()
+    equal(table.concat(first.target:totable(), ',') ~= table.concat(other.target:totable(), ','), true)
+  end)
+  it('refuses bad options', function()
+    fails(function() data.mnist{root = root, split = 'validation'} end, "split must be 'train' or 'test'")
+    fails(function() data.mnist{root = root, spilt = 'train'} end, "unknown option 'spilt'")
+    fails(function() data.mnist{root = root}:batch(0) end, 'positive batch size')
+  end)
+end)
+
+describe('corrupt files stop with a message naming the file', function()
+  it('a truncated image file', function()
+    local root = dir .. '/truncated'
+    write_mnist(root, 'train', 5)
+    local path = root .. '/train-images-idx3-ubyte'
+    local f = assert(io.open(path, 'rb')); local bytes = f:read('*a'); f:close()
+    write(path, bytes:sub(1, #bytes - 100))
+    fails(function() data.mnist{root = root} end, path, 'truncated')
+  end)
+  it('a wrong magic number', function()
+    local root = dir .. '/magic'
+    write_mnist(root, 'train', 5)
+    local path = root .. '/train-labels-idx1-ubyte'
+    local f = assert(io.open(path, 'rb')); local bytes = f:read('*a'); f:close()
+    write(path, 'PK' .. bytes:sub(3))
+    fails(function() data.mnist{root = root} end, path, 'magic number')
+  end)
+  it('a label count that differs from the image count', function()
+    local root = dir .. '/count'
+    write_mnist(root, 'train', 6, 4)
+    fails(function() data.mnist{root = root} end, root .. '/train-labels-idx1-ubyte', '4 labels', '6 images')
+  end)
+  it('a missing folder', function()
+    fails(function() data.mnist{root = dir .. '/nowhere'} end, dir .. '/nowhere', 'does not exist')
+  end)
+end)
+
+describe('data.find', function()
+  it('lists where it looked and how to get the data', function()
+    fails(function() data.find('no_such_dataset') end, "dataset 'no_such_dataset' not found", '/usr/share/datasets/no_such_dataset')
+  end)
+end)
+
+spec.finish()

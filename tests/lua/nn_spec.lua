@@ -1,0 +1,137 @@
+-- nn: built-in layers, Sequential, modules written in Lua, losses, optimizers and the zoo.
+package.path = arg[0]:match('(.*/)') .. '?.lua;' .. package.path
+local spec = require 'spec'
+local torch, nn, optim = require 'torch', require 'nn', require 'optim'
+local describe, it, equal, near, same, fails = spec.describe, spec.it, spec.equal, spec.near, spec.same_list, spec.fails
+
+local function names(module)
+  local out = {}
+  for name in module:named_parameters() do out[#out + 1] = name end
+  return out
+end
+
+describe('nn.Sequential', function()
+  it('names children 0, 1, ... and is indexed from 1', function()
+    local net = nn.Sequential{nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)}
+    same(names(net), {'0.weight', '0.bias', '2.weight', '2.bias'})
+    equal(#net, 3)
+    same(net[1]:parameters()[1]:size(), {3, 4})
+    same(net(torch.randn(5, 4)):size(), {5, 2})
+    net:add(nn.LogSoftmax(2))
+    equal(#net, 4)
+    fails(function() return net[5] end, 'out of range 1..4')
+  end)
+  it('a shape mismatch names the layer and both shapes', function()
+    local net = nn.Sequential{nn.Flatten(), nn.Linear(100, 10)}
+    fails(function() return net(torch.randn(2, 1, 28, 28)) end, "layer '1' Linear(in_features=100", '[2, 784]', '2x784 and 100x10')
+  end)
+  it('state_dict and load_state_dict round-trip, and a mismatch lists the keys', function()
+    local a = nn.Sequential{nn.Linear(2, 2)}
+    local b = nn.Sequential{nn.Linear(2, 2)}
+    b:load_state_dict(a:state_dict())
+    local x = torch.randn(3, 2)
+    same(a(x):totable()[1], b(x):totable()[1])
+    fails(function() b:load_state_dict({['0.weight'] = torch.zeros(3, 3)}) end, 'missing keys: 0.bias', 'shape differences: 0.weight')
+  end)
+end)
+
+describe('modules written in Lua', function()
+  local Block = nn.Module:extend('Block')
+  function Block:init(n)
+    self.fc = nn.Linear(n, n)
+    self.scale = nn.Parameter(torch.ones(n))
+    self.note = 'plain field'
+  end
+  function Block:forward(x) return self.fc(x):relu() * self.scale end
+
+  it('fields register submodules and parameters under their names', function()
+    local b = Block(3)
+    same(names(b), {'scale', 'fc.weight', 'fc.bias'})
+    equal(b.note, 'plain field')
+    equal(b:num_parameters(), 3 + 9 + 3)
+  end)
+  it('nest inside Sequential and other Lua modules', function()
+    local Outer = nn.Module:extend('Outer')
+    function Outer:init() self.inner = Block(2); self.head = nn.Sequential{Block(2), nn.Linear(2, 1)} end
+    function Outer:forward(x) return self.head(self.inner(x)) end
+    local o = Outer()
+    same(names(o), {'inner.scale', 'inner.fc.weight', 'inner.fc.bias', 'head.0.scale', 'head.0.fc.weight',
+                    'head.0.fc.bias', 'head.1.weight', 'head.1.bias'})
+    same(o(torch.randn(4, 2)):size(), {4, 1})
+    local net = nn.Sequential{Block(2)}
+    equal(net[1].note, 'plain field')  -- the Lua object comes back, not a bare userdata
+  end)
+  it('inherit: a subclass overrides forward and keeps init', function()
+    local Doubled = Block:extend('Doubled')
+    function Doubled:forward(x) return Block.forward(self, x) * 2 end
+    local d = Doubled(2)
+    same(names(d), {'scale', 'fc.weight', 'fc.bias'})
+    local x = torch.randn(1, 2)
+    local expected = (d.fc(x):relu() * d.scale * 2):totable()[1]
+    same(d(x):totable()[1], expected)
+  end)
+  it('train and eval reach Lua modules and their children', function()
+    local b = Block(2)
+    equal(b.training, true)
+    b:eval()
+    equal(b.training, false)
+    equal(b.fc:is_training(), false)
+  end)
+  it('an error inside forward names the module file and line', function()
+    local Broken = nn.Module:extend('Broken')
+    function Broken:forward(x) return x + self.nothing end
+    local err = fails(function() return nn.Sequential{Broken()}(torch.ones(1)) end, 'nn_spec.lua:')
+    equal(err:find('Tensor or number expected') ~= nil, true, err)
+  end)
+  it('trains: gradients flow into Lua-registered parameters', function()
+    torch.manual_seed(0)
+    local b = Block(4)
+    local opt = optim.SGD(b:parameters(), {lr = 0.1})
+    local x, y = torch.randn(16, 4), torch.randn(16, 4)
+    local first
+    for step = 1, 30 do
+      opt:zero_grad()
+      local loss = ((b(x) - y) ^ 2):mean()
+      loss:backward()
+      opt:step()
+      first = first or loss:item()
+    end
+    local last = ((b(x) - y) ^ 2):mean():item()
+    equal(last < first, true, ('loss %g -> %g'):format(first, last))
+    equal(b.scale.grad ~= nil, true)
+  end)
+end)
+
+describe('losses and metrics use 1-based class targets', function()
+  it('NLLLoss and CrossEntropyLoss', function()
+    local out = torch.tensor{{0.0, 10.0}, {10.0, 0.0}}
+    local target = torch.tensor({2, 1}, {dtype = 'int64'})
+    near(nn.CrossEntropyLoss()(out, target):item(), 0, 1e-3)
+    near(nn.NLLLoss()(out:log_softmax(2), target):item(), 0, 1e-3)
+    equal(nn.metrics.accuracy(out, target), 1)
+    fails(function() return nn.NLLLoss()(out, torch.tensor({3, 1}, {dtype = 'int64'})) end, 'class 3 is out of range 1..2')
+  end)
+end)
+
+describe('optimizers and schedulers', function()
+  it('StepLR decays the learning rate per step() call', function()
+    local p = nn.Linear(2, 2)
+    local opt = optim.Adadelta(p:parameters(), {lr = 1.0})
+    local sched = optim.StepLR(opt, {step_size = 1, gamma = 0.5})
+    sched:step()
+    near(opt:lr(), 0.5)
+    fails(function() optim.SGD(p:parameters(), {momentum = 0.9}) end, "'lr' is required")
+    fails(function() optim.SGD(p:parameters(), {lr = 0.1, mom = 1}) end, "unknown option 'mom'")
+  end)
+end)
+
+describe('the zoo', function()
+  it('builds models by id with the reference parameter counts', function()
+    equal(nn.model('mlp'):num_parameters(), 269322)
+    equal(nn.model('mnist_cnn'):num_parameters(), 1199882)
+    same(nn.model('mnist_cnn')(torch.randn(2, 1, 28, 28)):size(), {2, 10})
+    fails(function() nn.model('resnet9000') end, "unknown model 'resnet9000'", 'mlp, mnist_cnn')
+  end)
+end)
+
+spec.finish()

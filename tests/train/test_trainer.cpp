@@ -1,0 +1,133 @@
+#include <doctest/doctest.h>
+
+#include <torch/optim/sgd.h>
+
+#include "engine/core/errors.hpp"
+#include "engine/data/source.hpp"
+#include "engine/nn/sequential.hpp"
+#include "engine/train/adadelta.hpp"
+#include "engine/train/metrics.hpp"
+#include "engine/train/trainer.hpp"
+
+using namespace engine;
+
+namespace {
+
+struct Recorder : train::Observer {
+  std::vector<train::MetricRow> rows;
+  std::vector<train::EpochSummary> epochs;
+  void on_metrics(const train::MetricRow& row) override { rows.push_back(row); }
+  void on_epoch_end(const train::EpochSummary& s) override { epochs.push_back(s); }
+};
+
+// Two separable Gaussian blobs per class: a problem a small MLP learns in a few epochs.
+train::TrainSpec blob_spec(uint64_t seed) {
+  torch::manual_seed(seed);
+  const int64_t n = 256, classes = 4;
+  auto target = torch::arange(n, torch::kInt64) % classes;
+  auto centres = torch::randn({classes, 8}) * 3;
+  auto input = centres.index_select(0, target) + torch::randn({n, 8});
+  auto source = std::make_shared<data::TensorSource>(input, target, "blobs");
+
+  nn::Sequential net;
+  net->push_back(torch::nn::AnyModule(torch::nn::Linear(8, 16)));
+  net->push_back(torch::nn::AnyModule(torch::nn::ReLU()));
+  net->push_back(torch::nn::AnyModule(torch::nn::Linear(16, classes)));
+  net->push_back(torch::nn::AnyModule(torch::nn::LogSoftmax(1)));
+
+  train::TrainSpec spec;
+  spec.name = "blobs";
+  spec.seed = seed;
+  spec.model = nn::Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }};
+  spec.train_data = data::Pipeline(source).shuffle().batch(32);
+  spec.validation_data = data::Pipeline(source).batch(100);
+  spec.loss = std::make_shared<nn::Loss>(nn::Loss::Kind::kNll);
+  spec.optimizer = std::make_shared<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  spec.metrics = {"accuracy", "top2"};
+  spec.options.epochs = 4;
+  spec.options.log_every = 3;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("training lowers the loss and logs train and validation rows") {
+  auto spec = blob_spec(7);
+  Recorder rec;
+  train::Trainer trainer(spec, {&rec});
+  const double before = trainer.validate().at("loss");
+  auto result = trainer.run();
+  CHECK(result.steps == 4 * 8);
+  CHECK(result.last_validation.at("loss") < before * 0.5);
+  CHECK(result.last_validation.at("accuracy") > 0.9);
+  CHECK(result.last_validation.at("top2") >= result.last_validation.at("accuracy"));
+  REQUIRE(rec.epochs.size() == 4);
+  std::vector<int64_t> train_steps, validation_steps;
+  for (const auto& r : rec.rows) {
+    (r.split == "train" ? train_steps : validation_steps).push_back(r.step);
+    CHECK(r.values.count("loss"));
+  }
+  CHECK(validation_steps == std::vector<int64_t>{8, 16, 24, 32});
+  // Every 3rd global step, plus the rest of the window at the end of each 8-step epoch.
+  CHECK(train_steps == std::vector<int64_t>{3, 6, 8, 9, 12, 15, 16, 18, 21, 24, 27, 30, 32});
+  CHECK(rec.rows.back().step == 32);
+  CHECK(rec.rows.back().epoch == doctest::Approx(4.0));
+}
+
+TEST_CASE("same seed, same metric series") {
+  auto run = [](uint64_t seed) {
+    auto spec = blob_spec(seed);
+    Recorder rec;
+    train::Trainer(spec, {&rec}).run();
+    std::vector<double> losses;
+    for (const auto& r : rec.rows) losses.push_back(r.values.at("loss"));
+    return losses;
+  };
+  CHECK(run(3) == run(3));
+  CHECK(run(3) != run(4));
+}
+
+TEST_CASE("a step budget stops mid-epoch and still validates") {
+  auto spec = blob_spec(1);
+  spec.options.steps = 5;
+  Recorder rec;
+  auto result = train::Trainer(spec, {&rec}).run();
+  CHECK(result.steps == 5);
+  CHECK(rec.rows.back().split == "validation");
+  CHECK(rec.rows.back().step == 5);
+}
+
+TEST_CASE("Adadelta follows PyTorch's update rule") {
+  auto p = torch::tensor({1.0, -2.0}, torch::kFloat64).requires_grad_();
+  train::Adadelta opt({p}, train::AdadeltaOptions(1.0).rho(0.9).eps(1e-6));
+  const double rho = 0.9, eps = 1e-6;
+  double square_avg[2] = {0, 0}, acc_delta[2] = {0, 0}, value[2] = {1.0, -2.0};
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    (p * p).sum().backward();  // gradient 2p
+    opt.step();
+    for (int i = 0; i < 2; ++i) {
+      const double g = 2 * value[i];
+      square_avg[i] = rho * square_avg[i] + (1 - rho) * g * g;
+      const double delta = std::sqrt(acc_delta[i] + eps) / std::sqrt(square_avg[i] + eps) * g;
+      acc_delta[i] = rho * acc_delta[i] + (1 - rho) * delta * delta;
+      value[i] -= delta;
+    }
+  }
+  CHECK(p[0].item<double>() == doctest::Approx(value[0]).epsilon(1e-12));
+  CHECK(p[1].item<double>() == doctest::Approx(value[1]).epsilon(1e-12));
+}
+
+TEST_CASE("metrics: accuracy, top-k and unknown names") {
+  auto out = torch::tensor({{0.1, 0.7, 0.2}, {0.5, 0.3, 0.2}});
+  auto target = torch::tensor({1, 2}, torch::kInt64);
+  CHECK(train::accuracy(out, target) == doctest::Approx(0.5));
+  CHECK(train::topk_accuracy(out, target, 2) == doctest::Approx(0.5));
+  CHECK(train::topk_accuracy(out, target, 3) == doctest::Approx(1.0));
+  CHECK_THROWS_AS(train::check_metric_name("f1score"), core::UsageError);
+  train::MetricAccumulator acc({"accuracy"});
+  acc.add(1.0, out, target);
+  acc.add(3.0, out.narrow(0, 0, 1), target.narrow(0, 0, 1));
+  CHECK(acc.averages().at("loss") == doctest::Approx((1.0 * 2 + 3.0) / 3));
+  CHECK(acc.averages().at("accuracy") == doctest::Approx(2.0 / 3));
+}
