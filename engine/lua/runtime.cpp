@@ -142,7 +142,7 @@ std::string current_exception_message(lua_State* L) {
 }
 
 void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
-                 lua_CFunction gc) {
+                 lua_CFunction gc, lua_CFunction index) {
   if (!luaL_newmetatable(L, name)) {
     lua_pop(L, 1);
     return;
@@ -152,19 +152,12 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
   lua_setfield(L, -2, "__gc");
   lua_pushstring(L, name);
   lua_setfield(L, -2, "__name");
-  lua_getfield(L, -1, "__index");
-  const bool has_index = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (!has_index) {
-    lua_newtable(L);
-    if (methods) luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-  } else if (methods) {
-    // A custom __index (e.g. tensors' x[i]) looks methods up here.
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__methods");
-  }
+  lua_newtable(L);
+  if (methods) luaL_setfuncs(L, methods, 0);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");
+  if (index) lua_pushcclosure(L, index, 1);
+  lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 }
 

@@ -97,9 +97,11 @@ int gc_userdata(lua_State* L) {
   return 0;
 }
 
-// Creates T's metatable (once) with methods and metamethods; __index falls back to `methods`.
+// Creates a type's metatable (once) with methods and metamethods. Methods are looked up through
+// __index; with `index` given, __index is that function with the methods table as upvalue 1
+// (for types that also answer x[i]). The methods table is also kept as field __methods.
 void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
-                 lua_CFunction gc);
+                 lua_CFunction gc, lua_CFunction index = nullptr);
 
 template <class T, class... Args>
 T& push_new(lua_State* L, Args&&... args) {

@@ -31,6 +31,9 @@ int64_t check_dim(lua_State* L, int index, int64_t rank, const char* function);
 // non-number. Sets *next to the index after the last one read.
 std::vector<int64_t> read_shape(lua_State* L, int first, const char* function, int* next);
 
+// A Lua list of tensors (non-empty); errors name the element that is not a tensor.
+std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* function);
+
 // Pushes a Lua list of sizes.
 void push_shape(lua_State* L, c10::IntArrayRef shape);
 

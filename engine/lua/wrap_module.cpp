@@ -64,6 +64,17 @@ int push_layer(lua_State* L, Args&&... args) {
   return 1;
 }
 
+// A size given as a number or a list, repeated to `count` values (kernel sizes, output sizes).
+std::vector<int64_t> sizes_arg(lua_State* L, int index, const std::string& what, size_t count) {
+  std::vector<int64_t> out;
+  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
+  if (out.size() == 1) out.assign(count, out[0]);
+  if (out.size() != count) {
+    throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " + std::to_string(out.size()));
+  }
+  return out;
+}
+
 // A 1-based dimension given at construction, before the input rank is known.
 int64_t layer_dim(int64_t user_dim, const char* function) {
   if (user_dim == 0) {
@@ -84,9 +95,7 @@ template <size_t D, class Impl, class Opts>
 int conv(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, name), out = check_integer(L, 2, name);
-    std::vector<int64_t> kernel;
-    for (double v : number_list(L, 3, std::string(name) + ": kernel_size")) kernel.push_back(static_cast<int64_t>(v));
-    if (kernel.size() == 1) kernel.assign(D, kernel[0]);
+    const auto kernel = sizes_arg(L, 3, std::string(name) + ": kernel_size", D);
     Options o(L, 4, name, {"stride", "padding", "dilation", "groups", "bias", "padding_mode"});
     Opts opts{in, out, torch::ExpandingArray<D>(kernel)};
     opts.stride(torch::ExpandingArray<D>(o.integers("stride", std::vector<int64_t>(D, 1), D)))
@@ -108,9 +117,7 @@ int l_conv2d(lua_State* L) { return conv<2, torch::nn::Conv2dImpl, torch::nn::Co
 
 int l_maxpool2d(lua_State* L) {
   return guarded(L, [&] {
-    std::vector<int64_t> k;
-    for (double v : number_list(L, 1, "nn.MaxPool2d: kernel_size")) k.push_back(static_cast<int64_t>(v));
-    if (k.size() == 1) k.assign(2, k[0]);
+    const auto k = sizes_arg(L, 1, "nn.MaxPool2d: kernel_size", 2);
     Options o(L, 2, "nn.MaxPool2d", {"stride", "padding", "dilation", "ceil_mode"});
     torch::nn::MaxPool2dOptions opts{torch::ExpandingArray<2>(k)};
     opts.stride(torch::ExpandingArray<2>(o.integers("stride", k, 2)))
@@ -123,9 +130,7 @@ int l_maxpool2d(lua_State* L) {
 
 int l_avgpool2d(lua_State* L) {
   return guarded(L, [&] {
-    std::vector<int64_t> k;
-    for (double v : number_list(L, 1, "nn.AvgPool2d: kernel_size")) k.push_back(static_cast<int64_t>(v));
-    if (k.size() == 1) k.assign(2, k[0]);
+    const auto k = sizes_arg(L, 1, "nn.AvgPool2d: kernel_size", 2);
     Options o(L, 2, "nn.AvgPool2d", {"stride", "padding", "ceil_mode", "count_include_pad"});
     torch::nn::AvgPool2dOptions opts{torch::ExpandingArray<2>(k)};
     opts.stride(torch::ExpandingArray<2>(o.integers("stride", k, 2)))
@@ -138,10 +143,7 @@ int l_avgpool2d(lua_State* L) {
 
 int l_adaptive_avgpool2d(lua_State* L) {
   return guarded(L, [&] {
-    std::vector<int64_t> s;
-    for (double v : number_list(L, 1, "nn.AdaptiveAvgPool2d: output_size")) s.push_back(static_cast<int64_t>(v));
-    if (s.size() == 1) s.assign(2, s[0]);
-    if (s.size() != 2) throw ArgumentError("nn.AdaptiveAvgPool2d: output_size needs 1 or 2 values");
+    const auto s = sizes_arg(L, 1, "nn.AdaptiveAvgPool2d: output_size", 2);
     return push_layer<torch::nn::AdaptiveAvgPool2dImpl>(
         L, torch::nn::AdaptiveAvgPool2dOptions(torch::ExpandingArrayWithOptionalElem<2>({s[0], s[1]})));
   });
@@ -624,19 +626,8 @@ const luaL_Reg kFunctions[] = {
 }  // namespace
 
 int open_nn_core(lua_State* L) {
-  if (luaL_newmetatable(L, ModuleBox::kTypeName)) {
-    luaL_setfuncs(L, kModuleMeta, 0);
-    lua_pushcfunction(L, gc_userdata<ModuleBox>);
-    lua_setfield(L, -2, "__gc");
-    lua_pushstring(L, ModuleBox::kTypeName);
-    lua_setfield(L, -2, "__name");
-    lua_newtable(L);
-    luaL_setfuncs(L, kModuleMethods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__methods");
-    lua_pushcclosure(L, module_index, 1);
-    lua_setfield(L, -2, "__index");
-  }
+  define_type(L, ModuleBox::kTypeName, kModuleMethods, kModuleMeta, gc_userdata<ModuleBox>, module_index);
+  luaL_getmetatable(L, ModuleBox::kTypeName);
   static const luaL_Reg loss_meta[] = {{"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};
   define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);
 

@@ -16,22 +16,7 @@ namespace {
 // Parameters from a Lua list of tensors, or from a module.
 std::vector<torch::Tensor> parameter_list(lua_State* L, int index, const char* function) {
   if (auto* module = test_module(L, index)) return module->module()->parameters();
-  if (!lua_istable(L, index)) {
-    throw ArgumentError(std::string(function) + ": expected a list of parameters (model:parameters()), got " +
-                        type_name(L, index));
-  }
-  std::vector<torch::Tensor> out;
-  const size_t n = lua_objlen(L, index);
-  for (size_t i = 1; i <= n; ++i) {
-    lua_rawgeti(L, index, static_cast<int>(i));
-    auto* t = test_tensor(L, -1);
-    const std::string got = type_name(L, -1);
-    lua_pop(L, 1);
-    if (!t) throw ArgumentError(std::string(function) + ": parameter " + std::to_string(i) + " is a " + got);
-    out.push_back(*t);
-  }
-  if (out.empty()) throw ArgumentError(std::string(function) + ": the parameter list is empty");
-  return out;
+  return tensor_list(L, index, function);
 }
 
 void check_positive(double v, const char* function, const char* what) {

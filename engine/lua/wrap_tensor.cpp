@@ -73,6 +73,24 @@ void push_shape(lua_State* L, c10::IntArrayRef shape) {
   }
 }
 
+std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* function) {
+  if (!lua_istable(L, index) || test_tensor(L, index)) {
+    throw ArgumentError(std::string(function) + ": expected a list of tensors, got " + type_name(L, index));
+  }
+  std::vector<torch::Tensor> out;
+  const size_t n = lua_objlen(L, index);
+  for (size_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, static_cast<int>(i));
+    auto* t = test_tensor(L, -1);
+    const std::string got = type_name(L, -1);
+    lua_pop(L, 1);
+    if (!t) throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " + got);
+    out.push_back(*t);
+  }
+  if (out.empty()) throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
+  return out;
+}
+
 namespace {
 
 using torch::Tensor;
@@ -229,24 +247,6 @@ int t_manual_seed(lua_State* L) {
 int t_is_tensor(lua_State* L) {
   lua_pushboolean(L, test_tensor(L, 1) != nullptr);
   return 1;
-}
-
-std::vector<Tensor> tensor_list(lua_State* L, int index, const char* function) {
-  if (!lua_istable(L, index) || test_tensor(L, index)) {
-    throw ArgumentError(std::string(function) + ": expected a list of tensors, got " + type_name(L, index));
-  }
-  std::vector<Tensor> out;
-  const size_t n = lua_objlen(L, index);
-  for (size_t i = 1; i <= n; ++i) {
-    lua_rawgeti(L, index, static_cast<int>(i));
-    auto* t = test_tensor(L, -1);
-    const std::string got = type_name(L, -1);
-    lua_pop(L, 1);
-    if (!t) throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " + got);
-    out.push_back(*t);
-  }
-  if (out.empty()) throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
-  return out;
 }
 
 int t_cat(lua_State* L) {
@@ -946,19 +946,8 @@ const luaL_Reg kFunctions[] = {
 }  // namespace
 
 int open_torch(lua_State* L) {
-  if (luaL_newmetatable(L, TensorBox::kTypeName)) {
-    luaL_setfuncs(L, kMeta, 0);
-    lua_pushcfunction(L, gc_userdata<TensorBox>);
-    lua_setfield(L, -2, "__gc");
-    lua_pushstring(L, TensorBox::kTypeName);
-    lua_setfield(L, -2, "__name");
-    lua_newtable(L);  // methods, the upvalue of __index
-    luaL_setfuncs(L, kMethods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__methods");
-    lua_pushcclosure(L, tensor_index, 1);
-    lua_setfield(L, -2, "__index");
-  }
+  define_type(L, TensorBox::kTypeName, kMethods, kMeta, gc_userdata<TensorBox>, tensor_index);
+  luaL_getmetatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
   luaL_setfuncs(L, kFunctions, 0);

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the engine needs to build, test and run. Idempotent: prints
+# nothing and touches nothing when every package is already there.
+set -euo pipefail
+packages=(
+  cmake g++ make pkg-config ccache
+  libtorch-dev libopenblas0-openmp
+  libluajit2-5.1-dev libcxxopts-dev libhdf5-dev hdf5-tools libspdlog-dev doctest-dev
+  zlib1g-dev libssl-dev
+  dataset-fashion-mnist
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
