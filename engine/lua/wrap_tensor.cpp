@@ -28,10 +28,23 @@ torch::Tensor& check_tensor(lua_State* L, int index, const char* function) {
   return check<TensorBox>(L, index, function).tensor;
 }
 
+// A Lua number becomes a "wrapped number", the 0-dim tensor Python passes for a literal, so
+// type promotion treats it as a scalar: integral values act as Python ints (int tensor + 1
+// stays int64), others as Python floats (int tensor * 1.5 is float32, not float64).
+torch::Tensor wrapped_number(const at::Scalar& value) {
+  auto t = c10::scalar_to_tensor(value);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
 torch::Tensor tensor_or_scalar(lua_State* L, int index, const char* function) {
   if (auto* t = test_tensor(L, index)) return *t;
-  if (lua_type(L, index) == LUA_TNUMBER) return torch::scalar_tensor(lua_tonumber(L, index), torch::kFloat64);
-  if (lua_type(L, index) == LUA_TBOOLEAN) return torch::scalar_tensor(lua_toboolean(L, index) != 0);
+  if (lua_type(L, index) == LUA_TNUMBER) {
+    const double v = lua_tonumber(L, index);
+    const bool integral = std::floor(v) == v && std::fabs(v) < 9.0e15;
+    return integral ? wrapped_number(static_cast<int64_t>(v)) : wrapped_number(v);
+  }
+  if (lua_type(L, index) == LUA_TBOOLEAN) return wrapped_number(lua_toboolean(L, index) != 0);
   throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
                       "' (Tensor or number expected, got " + type_name(L, index) + ")");
 }
