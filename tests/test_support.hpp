@@ -23,7 +23,8 @@ inline std::string scratch_dir(const std::string& name) {
   return dir.string();
 }
 
-inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes, bool gzip = false) {
+inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes,
+                        bool gzip = false) {
   if (gzip) {
     gzFile f = gzopen(path.c_str(), "wb");
     gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
@@ -31,11 +32,13 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
     return;
   }
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // An IDX file of unsigned bytes: magic 0x00000800 + rank, big-endian sizes, then data.
-inline std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& shape, const std::vector<uint8_t>& data) {
+inline std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& shape,
+                                      const std::vector<uint8_t>& data) {
   std::vector<uint8_t> out = {0, 0, 0x08, static_cast<uint8_t>(shape.size())};
   for (uint32_t d : shape) {
     for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(d >> s));
@@ -46,14 +49,17 @@ inline std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& shape, const 
 
 // A small MNIST-shaped dataset: `count` images of 28x28 whose pixels encode their index, and
 // labels index % 10.
-inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t count, bool gzip = true) {
+inline void write_mnist(const std::string& dir, const std::string& prefix, uint32_t count,
+                        bool gzip = true) {
   std::vector<uint8_t> images(count * 28 * 28), labels(count);
   for (uint32_t i = 0; i < count; ++i) {
     labels[i] = static_cast<uint8_t>(i % 10);
-    for (uint32_t p = 0; p < 28 * 28; ++p) images[i * 784 + p] = static_cast<uint8_t>((i * 7 + p) % 256);
+    for (uint32_t p = 0; p < 28 * 28; ++p)
+      images[i * 784 + p] = static_cast<uint8_t>((i * 7 + p) % 256);
   }
   const std::string ext = gzip ? ".gz" : "";
-  write_bytes(dir + "/" + prefix + "-images-idx3-ubyte" + ext, idx_bytes({count, 28, 28}, images), gzip);
+  write_bytes(dir + "/" + prefix + "-images-idx3-ubyte" + ext, idx_bytes({count, 28, 28}, images),
+              gzip);
   write_bytes(dir + "/" + prefix + "-labels-idx1-ubyte" + ext, idx_bytes({count}, labels), gzip);
 }
 

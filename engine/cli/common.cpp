@@ -20,15 +20,14 @@ std::string engine_home() {
 }
 
 void add_run_flags(cxxopts::Options& options) {
-  options.add_options("run")
-      ("set", "override a hyperparameter: --set key=value (repeatable)", cxxopts::value<std::vector<std::string>>())
-      ("out", "root folder for run files", cxxopts::value<std::string>()->default_value("runs"))
-      ("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
-      ("device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))
-      ("seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())
-      ("q,quiet", "print only errors and the run file's path")
-      ("v,verbose", "print debug messages")
-      ("h,help", "show this help");
+  options.add_options("run")("set", "override a hyperparameter: --set key=value (repeatable)",
+                             cxxopts::value<std::vector<std::string>>())(
+      "out", "root folder for run files", cxxopts::value<std::string>()->default_value("runs"))(
+      "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
+      "device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
+      "seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())(
+      "q,quiet", "print only errors and the run file's path")("v,verbose", "print debug messages")(
+      "h,help", "show this help");
 }
 
 int apply_common_flags(const cxxopts::ParseResult& flags) {

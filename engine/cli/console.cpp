@@ -38,11 +38,13 @@ void ConsoleObserver::clear_line() {
 void ConsoleObserver::on_progress(const train::Progress& p) {
   if (quiet_) return;
   const bool last = p.batch == p.batches;
-  if (since_print_.seconds() < (tty_ ? kTtyRefreshSeconds : kPlainLineSeconds) && !(tty_ && last)) return;
+  if (since_print_.seconds() < (tty_ ? kTtyRefreshSeconds : kPlainLineSeconds) && !(tty_ && last))
+    return;
   since_print_.reset();
   char buf[256];
   const int width = static_cast<int>(std::to_string(p.batches).size());
-  std::snprintf(buf, sizeof buf, "epoch %lld/%lld [%*lld/%lld] step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
+  std::snprintf(buf, sizeof buf,
+                "epoch %lld/%lld [%*lld/%lld] step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
                 static_cast<long long>(p.epoch), static_cast<long long>(p.epochs), width,
                 static_cast<long long>(p.batch), static_cast<long long>(p.batches),
                 static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss,
@@ -59,12 +61,12 @@ void ConsoleObserver::on_progress(const train::Progress& p) {
 void ConsoleObserver::on_epoch_end(const train::EpochSummary& s) {
   if (quiet_) return;
   clear_line();
-  std::string line = "epoch " + std::to_string(s.epoch) + " done in " + core::duration_string(s.seconds) +
-                     ": train " + metrics_text(s.train);
+  std::string line = "epoch " + std::to_string(s.epoch) + " done in " +
+                     core::duration_string(s.seconds) + ": train " + metrics_text(s.train);
   if (!s.validation.empty()) line += " | validation " + metrics_text(s.validation);
   char buf[128];
-  std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%", s.samples_per_second, s.lr,
-                100.0 * s.loader_wait_fraction);
+  std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%",
+                s.samples_per_second, s.lr, 100.0 * s.loader_wait_fraction);
   line += buf;
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);

@@ -14,8 +14,8 @@ namespace engine::cli {
 
 int info_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine info", "Print versions, threads, BLAS and devices.");
-  options.add_options()("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
+  options.add_options()("threads", "libtorch threads (0: all cores)",
+                        cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
   auto flags = parse(options, args);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());

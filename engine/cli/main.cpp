@@ -28,7 +28,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "train") return engine::cli::train_command(args);
   if (command == "run") return engine::cli::run_command(args);
   if (command == "info") return engine::cli::info_command(args);
-  throw engine::core::UsageError("unknown command '" + command + "' (commands: train, run, info; see engine --help)");
+  throw engine::core::UsageError("unknown command '" + command +
+                                 "' (commands: train, run, info; see engine --help)");
 }
 
 }  // namespace
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^[%l]%$ %v");
 
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
     std::printf("%s", kUsage);
     return argc < 2 ? 2 : 0;
   }

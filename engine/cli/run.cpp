@@ -16,19 +16,23 @@ int run_command(const std::vector<std::string>& args) {
     ++script_at;
   }
   std::vector<std::string> own(args.begin(), args.begin() + std::min(script_at + 1, args.size()));
-  cxxopts::Options options("engine run", "Run a Lua script with the engine's libraries (torch, nn, optim, data, engine).");
+  cxxopts::Options options(
+      "engine run",
+      "Run a Lua script with the engine's libraries (torch, nn, optim, data, engine).");
   options.positional_help("FILE.lua [ARGS...]").show_positional_help();
-  options.add_options()("script", "Lua script", cxxopts::value<std::string>())
-      ("threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))
-      ("seed", "seed libtorch's generators first", cxxopts::value<uint64_t>())
-      ("q,quiet", "print only errors")("v,verbose", "print debug messages")("h,help", "show this help");
+  options.add_options()("script", "Lua script", cxxopts::value<std::string>())(
+      "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
+      "seed", "seed libtorch's generators first", cxxopts::value<uint64_t>())(
+      "q,quiet", "print only errors")("v,verbose", "print debug messages")("h,help",
+                                                                           "show this help");
   options.parse_positional({"script"});
   auto flags = parse(options, own);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
     return 0;
   }
-  if (!flags.count("script")) throw core::UsageError("engine run needs a script: engine run FILE.lua");
+  if (!flags.count("script"))
+    throw core::UsageError("engine run needs a script: engine run FILE.lua");
   const std::string path = flags["script"].as<std::string>();
   check_script(path);
   apply_common_flags(flags);

@@ -38,13 +38,15 @@ std::string command_line(const std::vector<std::string>& args) {
 }
 
 uint64_t fresh_seed() {
-  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ULL;
+  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
+         1000000007ULL;
 }
 
 }  // namespace
 
 int train_command(const std::vector<std::string>& args) {
-  cxxopts::Options options("engine train", "Train the model a script declares; results go to an HDF5 run file.");
+  cxxopts::Options options("engine train",
+                           "Train the model a script declares; results go to an HDF5 run file.");
   options.positional_help("SCRIPT").show_positional_help();
   options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>());
   add_run_flags(options);
@@ -54,7 +56,8 @@ int train_command(const std::vector<std::string>& args) {
     std::printf("%s\n", options.help({"", "run"}).c_str());
     return 0;
   }
-  if (!flags.count("script")) throw core::UsageError("engine train needs a script: engine train SCRIPT.lua");
+  if (!flags.count("script"))
+    throw core::UsageError("engine train needs a script: engine train SCRIPT.lua");
   const std::string script_path = flags["script"].as<std::string>();
   check_script(script_path);
   const int threads = apply_common_flags(flags);
@@ -64,7 +67,8 @@ int train_command(const std::vector<std::string>& args) {
   auto runtime = make_runtime(script_path);
   lua::TrainScript script(*runtime, script_path);
   if (flags.count("set")) script.apply_overrides(flags["set"].as<std::vector<std::string>>());
-  const uint64_t seed = flags.count("seed") ? flags["seed"].as<uint64_t>() : script.seed().value_or(fresh_seed());
+  const uint64_t seed =
+      flags.count("seed") ? flags["seed"].as<uint64_t>() : script.seed().value_or(fresh_seed());
   core::seed_everything(seed);
 
   auto spec = script.build(device, seed);
@@ -81,9 +85,11 @@ int train_command(const std::vector<std::string>& args) {
   info.device = device.str();
   info.threads = threads;
   info.seed = seed;
-  io::RunWriter writer(io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name), info);
+  io::RunWriter writer(io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name),
+                       info);
   writer.write_hparams(script.hparams());
-  spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(), threads, seed);
+  spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(), threads,
+               seed);
 
   ConsoleObserver console(quiet);
   RunFileObserver recorder(writer);
@@ -106,7 +112,8 @@ int train_command(const std::vector<std::string>& args) {
       last += buf;
     }
     std::printf("finished %lld steps in %s%s%s\n", static_cast<long long>(result.steps),
-                core::duration_string(result.seconds).c_str(), last.empty() ? "" : "; validation", last.c_str());
+                core::duration_string(result.seconds).c_str(), last.empty() ? "" : "; validation",
+                last.c_str());
   }
   std::printf("run file: %s\n", writer.path().c_str());
   return 0;

@@ -10,9 +10,9 @@ namespace engine::core {
 namespace {
 
 const std::pair<const char*, torch::ScalarType> kDtypes[] = {
-    {"float32", torch::kFloat32}, {"float64", torch::kFloat64}, {"float16", torch::kFloat16},
-    {"bfloat16", torch::kBFloat16}, {"int8", torch::kInt8},     {"int16", torch::kInt16},
-    {"int32", torch::kInt32},     {"int64", torch::kInt64},     {"uint8", torch::kUInt8},
+    {"float32", torch::kFloat32},   {"float64", torch::kFloat64}, {"float16", torch::kFloat16},
+    {"bfloat16", torch::kBFloat16}, {"int8", torch::kInt8},       {"int16", torch::kInt16},
+    {"int32", torch::kInt32},       {"int64", torch::kInt64},     {"uint8", torch::kUInt8},
     {"bool", torch::kBool},
 };
 
@@ -30,11 +30,12 @@ torch::Device parse_device(const std::string& name) {
       index = std::stoi(digits);
     }
     if (!torch::cuda::is_available()) {
-      throw UsageError("device '" + name + "': this build of libtorch has no CUDA device available");
+      throw UsageError("device '" + name +
+                       "': this build of libtorch has no CUDA device available");
     }
     if (index >= static_cast<int>(torch::cuda::device_count())) {
-      throw UsageError("device '" + name + "': only " + std::to_string(torch::cuda::device_count()) +
-                       " CUDA device(s) found");
+      throw UsageError("device '" + name + "': only " +
+                       std::to_string(torch::cuda::device_count()) + " CUDA device(s) found");
     }
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }

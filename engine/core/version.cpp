@@ -6,8 +6,12 @@
 
 namespace engine::core {
 
-std::string engine_version() { return ENGINE_VERSION; }
+std::string engine_version() {
+  return ENGINE_VERSION;
+}
 
-std::string torch_version() { return TORCH_VERSION; }
+std::string torch_version() {
+  return TORCH_VERSION;
+}
 
 }  // namespace engine::core

@@ -45,16 +45,23 @@ uint32_t big_endian_u32(const unsigned char* b) {
 
 torch::ScalarType idx_type(unsigned char code, const std::string& path) {
   switch (code) {
-    case 0x08: return torch::kUInt8;
-    case 0x09: return torch::kInt8;
-    case 0x0B: return torch::kInt16;
-    case 0x0C: return torch::kInt32;
-    case 0x0D: return torch::kFloat32;
-    case 0x0E: return torch::kFloat64;
+    case 0x08:
+      return torch::kUInt8;
+    case 0x09:
+      return torch::kInt8;
+    case 0x0B:
+      return torch::kInt16;
+    case 0x0C:
+      return torch::kInt32;
+    case 0x0D:
+      return torch::kFloat32;
+    case 0x0E:
+      return torch::kFloat64;
   }
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", code);
-  throw DataError(path + ": not an IDX file (unknown element type " + hex + " in the magic number)");
+  throw DataError(path + ": not an IDX file (unknown element type " + hex +
+                  " in the magic number)");
 }
 
 // IDX stores big-endian; every platform libtorch supports is little-endian.

@@ -1,7 +1,7 @@
 #include "engine/data/loader.hpp"
 
-#include <ATen/core/grad_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
 
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
@@ -30,14 +30,17 @@ EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
       num_batches_(pipeline.size()),
       first_batch_(std::clamp<int64_t>(first_batch, 0, pipeline.size())),
       next_batch_(first_batch_) {
-  const int workers = static_cast<int>(
-      std::min<int64_t>(pipeline_.worker_count(), std::max<int64_t>(1, num_batches_ - next_batch_)));
-  capacity_ = static_cast<size_t>(std::max(1, (pipeline_.prefetch_depth() + workers - 1) / workers));
+  const int workers = static_cast<int>(std::min<int64_t>(
+      pipeline_.worker_count(), std::max<int64_t>(1, num_batches_ - next_batch_)));
+  capacity_ =
+      static_cast<size_t>(std::max(1, (pipeline_.prefetch_depth() + workers - 1) / workers));
   for (int w = 0; w < workers; ++w) queues_.push_back(std::make_unique<Queue>());
   for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { work(w); });
 }
 
-EpochReader::~EpochReader() { stop(); }
+EpochReader::~EpochReader() {
+  stop();
+}
 
 void EpochReader::stop() {
   stopping_ = true;

@@ -26,7 +26,8 @@ Pipeline Pipeline::shuffle(bool on) const {
 
 Pipeline Pipeline::batch(int64_t batch_size, bool drop_last) const {
   if (batch_size < 1) {
-    throw core::UsageError(":batch expects a positive batch size, got " + std::to_string(batch_size));
+    throw core::UsageError(":batch expects a positive batch size, got " +
+                           std::to_string(batch_size));
   }
   if (batched()) throw core::UsageError(":batch applied twice to the same pipeline");
   Pipeline p = *this;
@@ -65,7 +66,8 @@ std::string Pipeline::describe() const {
   std::string out = source_->describe();
   for (const auto& t : transforms_) out += " | " + t->describe();
   if (shuffle_) out += " | shuffle";
-  if (batched()) out += " | batch(" + std::to_string(batch_size_) + (drop_last_ ? ", drop_last)" : ")");
+  if (batched())
+    out += " | batch(" + std::to_string(batch_size_) + (drop_last_ ? ", drop_last)" : ")");
   return out;
 }
 

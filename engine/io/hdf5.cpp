@@ -23,7 +23,9 @@ Handle string_type() {
   return type;
 }
 
-Handle scalar_space() { return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace"); }
+Handle scalar_space() {
+  return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace");
+}
 
 // Attributes cannot be overwritten in place with another type: delete, then create.
 Handle fresh_attribute(hid_t object, const std::string& name, hid_t type) {
@@ -59,7 +61,9 @@ std::string library_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
-void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void quiet_errors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 Handle create_file(const std::string& path) {
   quiet_errors();
@@ -74,8 +78,8 @@ Handle open_file(const std::string& path, bool writable) {
 }
 
 Handle create_group(hid_t parent, const std::string& name) {
-  return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                H5Gclose, "create group " + name);
+  return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                "create group " + name);
 }
 
 Handle open_group(hid_t parent, const std::string& name) {
@@ -145,9 +149,9 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type) {
   Handle space(H5Screate_simple(1, dims, max_dims), H5Sclose, "make a dataspace");
   Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "make dataset properties");
   check_status(H5Pset_chunk(props.get(), 1, chunk), "set chunking");
-  return Handle(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, props.get(),
-                           H5P_DEFAULT),
-                H5Dclose, "create dataset " + name);
+  return Handle(
+      H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT),
+      H5Dclose, "create dataset " + name);
 }
 
 size_t series_length(hid_t dataset) {
@@ -167,8 +171,9 @@ void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t 
   check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, n, nullptr),
                "select rows");
   Handle mem_space(H5Screate_simple(1, n, nullptr), H5Sclose, "make a dataspace");
-  check_status(H5Dwrite(dataset, memory_type, mem_space.get(), file_space.get(), H5P_DEFAULT, values),
-               "append rows");
+  check_status(
+      H5Dwrite(dataset, memory_type, mem_space.get(), file_space.get(), H5P_DEFAULT, values),
+      "append rows");
 }
 
 std::vector<double> read_doubles(hid_t parent, const std::string& name) {

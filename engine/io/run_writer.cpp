@@ -35,7 +35,9 @@ std::string hostname() {
 
 }  // namespace
 
-std::string iso_timestamp() { return local_time("%Y-%m-%dT%H:%M:%S"); }
+std::string iso_timestamp() {
+  return local_time("%Y-%m-%dT%H:%M:%S");
+}
 
 std::string RunWriter::new_run_path(const std::string& root, const std::string& name) {
   const fs::path dir = fs::path(root) / (name.empty() ? "run" : name);

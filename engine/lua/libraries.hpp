@@ -7,11 +7,11 @@ extern "C" {
 
 namespace engine::lua {
 
-int open_torch(lua_State* L);   // require 'torch'   (wrap_tensor.cpp)
-int open_nn_core(lua_State* L); // require 'nn.core' (wrap_module.cpp), extended by nn.lua
-int open_optim(lua_State* L);   // require 'optim'   (wrap_optim.cpp)
-int open_data(lua_State* L);    // require 'data'    (wrap_data.cpp)
-int open_engine(lua_State* L);  // require 'engine'  (wrap_engine.cpp)
+int open_torch(lua_State* L);    // require 'torch'   (wrap_tensor.cpp)
+int open_nn_core(lua_State* L);  // require 'nn.core' (wrap_module.cpp), extended by nn.lua
+int open_optim(lua_State* L);    // require 'optim'   (wrap_optim.cpp)
+int open_data(lua_State* L);     // require 'data'    (wrap_data.cpp)
+int open_engine(lua_State* L);   // require 'engine'  (wrap_engine.cpp)
 
 // Registers all of the above with package.preload, plus the embedded Lua libraries.
 void register_libraries(lua_State* L);

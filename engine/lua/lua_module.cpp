@@ -6,9 +6,14 @@
 namespace engine::lua {
 
 LuaModuleImpl::LuaModuleImpl(lua_State* L, int object_ref, std::string class_name)
-    : torch::nn::Module(class_name), L_(L), object_ref_(object_ref), class_name_(std::move(class_name)) {}
+    : torch::nn::Module(class_name),
+      L_(L),
+      object_ref_(object_ref),
+      class_name_(std::move(class_name)) {}
 
-void LuaModuleImpl::push_object(lua_State* L) const { lua_rawgeti(L, LUA_REGISTRYINDEX, object_ref_); }
+void LuaModuleImpl::push_object(lua_State* L) const {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, object_ref_);
+}
 
 torch::Tensor LuaModuleImpl::forward(torch::Tensor input) {
   // The object is callable (its __call runs forward), so the whole call, method lookup
@@ -20,8 +25,9 @@ torch::Tensor LuaModuleImpl::forward(torch::Tensor input) {
   if (!out) {
     const std::string got = type_name(L_, -1);
     lua_pop(L_, 1);
-    throw core::ScriptError(class_name_ + ":forward returned a " + got +
-                            "; a module used as a layer or as the trained model must return a Tensor");
+    throw core::ScriptError(
+        class_name_ + ":forward returned a " + got +
+        "; a module used as a layer or as the trained model must return a Tensor");
   }
   torch::Tensor result = *out;
   lua_pop(L_, 1);

@@ -65,7 +65,9 @@ Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::mo
   register_libraries(L_);
 }
 
-Runtime::~Runtime() { lua_close(L_); }
+Runtime::~Runtime() {
+  lua_close(L_);
+}
 
 Runtime& Runtime::from(lua_State* L) {
   lua_pushlightuserdata(L, const_cast<char*>(&kRuntimeKey));
@@ -113,7 +115,9 @@ int Runtime::run_string(const std::string& code, const std::string& chunk_name, 
   return lua_gettop(L_) - top;
 }
 
-std::string luajit_version() { return LUAJIT_VERSION; }
+std::string luajit_version() {
+  return LUAJIT_VERSION;
+}
 
 std::string current_exception_message(lua_State* L) {
   lua_pushlightuserdata(L, const_cast<char*>(&kRuntimeKey));
@@ -220,8 +224,8 @@ Options::Options(lua_State* L, int index, std::string function,
       lua_pop(L, 1);
       std::string list;
       for (const char* a : accepted) list += (list.empty() ? "" : ", ") + std::string(a);
-      throw ArgumentError(function_ + ": unknown option '" + key + "' (accepted: " +
-                          (list.empty() ? "none" : list) + ")");
+      throw ArgumentError(function_ + ": unknown option '" + key +
+                          "' (accepted: " + (list.empty() ? "none" : list) + ")");
     }
   }
 }
@@ -334,7 +338,8 @@ std::vector<double> number_list(lua_State* L, int index, const std::string& what
   index = absolute_index(L, index);
   if (lua_type(L, index) == LUA_TNUMBER) return {lua_tonumber(L, index)};
   if (!lua_istable(L, index)) {
-    throw ArgumentError(what + " must be a number or a list of numbers, got " + type_name(L, index));
+    throw ArgumentError(what + " must be a number or a list of numbers, got " +
+                        type_name(L, index));
   }
   std::vector<double> out;
   const size_t n = lua_objlen(L, index);

@@ -26,8 +26,8 @@ class StackGuard {
 };
 
 const std::set<std::string> kTopLevelFields = {
-    "name", "description", "seed", "hparams", "model", "data", "loss", "optimizer", "scheduler",
-    "metrics", "trainer", "train_batch", "evaluate_batch", "searcher"};
+    "name",      "description", "seed",    "hparams", "model",       "data",           "loss",
+    "optimizer", "scheduler",   "metrics", "trainer", "train_batch", "evaluate_batch", "searcher"};
 
 void raw_field(lua_State* L, int table, const char* key) {
   table = absolute_index(L, table);
@@ -50,7 +50,8 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
   StackGuard guard(L);
   runtime_.run_file(path_, 1);
   if (!lua_istable(L, -1)) {
-    throw core::ScriptError(path_ + ": a training script must return a table (got " + type_name(L, -1) + ")");
+    throw core::ScriptError(path_ + ": a training script must return a table (got " +
+                            type_name(L, -1) + ")");
   }
   const int spec = lua_gettop(L);
   lua_pushnil(L);
@@ -59,8 +60,8 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
     const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
     if (!kTopLevelFields.count(key)) {
       std::vector<std::string> known(kTopLevelFields.begin(), kTopLevelFields.end());
-      throw core::ScriptError(path_ + ": unknown field '" + key + "' in the returned table (known: " +
-                              core::join(known) + ")");
+      throw core::ScriptError(path_ + ": unknown field '" + key +
+                              "' in the returned table (known: " + core::join(known) + ")");
     }
   }
   for (const char* unsupported : {"train_batch", "evaluate_batch"}) {
@@ -100,7 +101,9 @@ void TrainScript::push_field(const char* key) const {
   lua_remove(L, -2);
 }
 
-void TrainScript::push_hparams() const { lua_rawgeti(runtime_.state(), LUA_REGISTRYINDEX, hparams_ref_); }
+void TrainScript::push_hparams() const {
+  lua_rawgeti(runtime_.state(), LUA_REGISTRYINDEX, hparams_ref_);
+}
 
 void TrainScript::call_field(const char* key, int nargs) const {
   lua_State* L = runtime_.state();
@@ -144,10 +147,17 @@ std::map<std::string, io::HParam> TrainScript::hparams() const {
     if (lua_type(L, -2) == LUA_TSTRING) {
       const std::string key = lua_tostring(L, -2);
       switch (lua_type(L, -1)) {
-        case LUA_TNUMBER: out[key] = lua_tonumber(L, -1); break;
-        case LUA_TBOOLEAN: out[key] = static_cast<bool>(lua_toboolean(L, -1)); break;
-        case LUA_TSTRING: out[key] = std::string(lua_tostring(L, -1)); break;
-        default: break;  // tables, functions: not recorded as hyperparameters
+        case LUA_TNUMBER:
+          out[key] = lua_tonumber(L, -1);
+          break;
+        case LUA_TBOOLEAN:
+          out[key] = static_cast<bool>(lua_toboolean(L, -1));
+          break;
+        case LUA_TSTRING:
+          out[key] = std::string(lua_tostring(L, -1));
+          break;
+        default:
+          break;  // tables, functions: not recorded as hyperparameters
       }
     }
     lua_pop(L, 1);
@@ -172,25 +182,29 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
     if (type == LUA_TNIL) {
       std::vector<std::string> known;
       for (const auto& [k, v] : hparams()) known.push_back(k);
-      throw core::UsageError("--set " + assignment + ": unknown hyperparameter '" + key + "' (known: " +
-                             (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
+      throw core::UsageError(
+          "--set " + assignment + ": unknown hyperparameter '" + key + "' (known: " +
+          (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
     }
     lua_pushstring(L, key.c_str());
     double number = 0;
     if (type == LUA_TNUMBER) {
       if (!parse_number(value, &number)) {
-        throw core::UsageError("--set " + assignment + ": '" + key + "' is a number in the script, got '" + value + "'");
+        throw core::UsageError("--set " + assignment + ": '" + key +
+                               "' is a number in the script, got '" + value + "'");
       }
       lua_pushnumber(L, number);
     } else if (type == LUA_TBOOLEAN) {
       if (value != "true" && value != "false") {
-        throw core::UsageError("--set " + assignment + ": '" + key + "' is a boolean in the script (true or false)");
+        throw core::UsageError("--set " + assignment + ": '" + key +
+                               "' is a boolean in the script (true or false)");
       }
       lua_pushboolean(L, value == "true");
     } else if (type == LUA_TSTRING) {
       lua_pushstring(L, value.c_str());
     } else {
-      throw core::UsageError("--set " + assignment + ": '" + key + "' is a " + lua_typename(L, type) +
+      throw core::UsageError("--set " + assignment + ": '" + key + "' is a " +
+                             lua_typename(L, type) +
                              " in the script; only numbers, booleans and strings can be set");
     }
     lua_rawset(L, table);
@@ -209,20 +223,26 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   push_hparams();
   call_field("model", 1);
   auto* model = test_module(L, -1);
-  if (!model) throw core::ScriptError(path_ + ": 'model' must be a module or a function returning one (got " + type_name(L, -1) + ")");
+  if (!model)
+    throw core::ScriptError(path_ + ": 'model' must be a module or a function returning one (got " +
+                            type_name(L, -1) + ")");
   model->module()->to(device);
   spec.model = model_from(*model);
 
   // data(hp) -> {train = pipeline, validation = pipeline}
   push_hparams();
   call_field("data", 1);
-  if (!lua_istable(L, -1)) throw core::ScriptError(path_ + ": 'data' must return a table {train = ..., validation = ...} (got " + type_name(L, -1) + ")");
+  if (!lua_istable(L, -1))
+    throw core::ScriptError(path_ +
+                            ": 'data' must return a table {train = ..., validation = ...} (got " +
+                            type_name(L, -1) + ")");
   for (const char* split : {"train", "validation"}) {
     raw_field(L, -1, split);
     if (auto* p = test<PipelineBox>(L, -1)) {
       (split[0] == 't' ? spec.train_data : spec.validation_data) = p->pipeline;
     } else if (!lua_isnil(L, -1)) {
-      throw core::ScriptError(path_ + ": data." + split + " must be a pipeline (got " + type_name(L, -1) + ")");
+      throw core::ScriptError(path_ + ": data." + split + " must be a pipeline (got " +
+                              type_name(L, -1) + ")");
     }
     lua_pop(L, 1);
   }
@@ -232,7 +252,9 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   push_hparams();
   call_field("loss", 1);
   auto* loss = test<LossBox>(L, -1);
-  if (!loss) throw core::ScriptError(path_ + ": 'loss' must be a loss such as nn.NLLLoss() (got " + type_name(L, -1) + ")");
+  if (!loss)
+    throw core::ScriptError(path_ + ": 'loss' must be a loss such as nn.NLLLoss() (got " +
+                            type_name(L, -1) + ")");
   spec.loss = loss->loss;
   lua_pop(L, 1);
 
@@ -246,7 +268,10 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   push_hparams();
   call_field("optimizer", 2);
   auto* optimizer = test<OptimizerBox>(L, -1);
-  if (!optimizer) throw core::ScriptError(path_ + ": 'optimizer' must be a function(params, hp) returning an optimizer (got " + type_name(L, -1) + ")");
+  if (!optimizer)
+    throw core::ScriptError(
+        path_ + ": 'optimizer' must be a function(params, hp) returning an optimizer (got " +
+        type_name(L, -1) + ")");
   spec.optimizer = optimizer->optimizer;
 
   // scheduler(optimizer, hp), optional
@@ -258,7 +283,10 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
     push_hparams();
     call_field("scheduler", 2);
     auto* scheduler = test<SchedulerBox>(L, -1);
-    if (!scheduler) throw core::ScriptError(path_ + ": 'scheduler' must be a function(optimizer, hp) returning a scheduler (got " + type_name(L, -1) + ")");
+    if (!scheduler)
+      throw core::ScriptError(
+          path_ + ": 'scheduler' must be a function(optimizer, hp) returning a scheduler (got " +
+          type_name(L, -1) + ")");
     if (scheduler->scheduler->optimizer() != spec.optimizer) {
       throw core::ScriptError(path_ + ": the scheduler must be built on the optimizer it is given");
     }
@@ -273,7 +301,8 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
     const size_t n = lua_objlen(L, -1);
     for (size_t i = 1; i <= n; ++i) {
       lua_rawgeti(L, -1, static_cast<int>(i));
-      if (lua_type(L, -1) != LUA_TSTRING) throw core::ScriptError(path_ + ": metrics must be a list of names");
+      if (lua_type(L, -1) != LUA_TSTRING)
+        throw core::ScriptError(path_ + ": metrics must be a list of names");
       spec.metrics.push_back(lua_tostring(L, -1));
       lua_pop(L, 1);
       train::check_metric_name(spec.metrics.back());
@@ -287,10 +316,12 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   push_hparams();
   call_field("trainer", 1);
   if (!lua_isnil(L, -1)) {
-    if (!lua_istable(L, -1)) throw core::ScriptError(path_ + ": 'trainer' must return a table of options");
+    if (!lua_istable(L, -1))
+      throw core::ScriptError(path_ + ": 'trainer' must return a table of options");
     const int t = lua_gettop(L);
-    Options o(L, t, "trainer", {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
-                                "clip_grad_norm", "accumulate", "precision", "early_stopping"});
+    Options o(L, t, "trainer",
+              {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
+               "clip_grad_norm", "accumulate", "precision", "early_stopping"});
     auto& opts = spec.options;
     opts.epochs = o.integer("epochs", 1);
     opts.steps = o.integer("steps", 0);
@@ -301,16 +332,24 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
     raw_field(L, t, "validate_every");
     if (lua_type(L, -1) == LUA_TNUMBER) {
       opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
-      if (opts.validate_every_steps < 1) throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
-    } else if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-      throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a number of steps");
+      if (opts.validate_every_steps < 1)
+        throw core::ScriptError(
+            path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
+    } else if (!lua_isnil(L, -1) &&
+               !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
+      throw core::ScriptError(path_ +
+                              ": trainer validate_every must be 'epoch' or a number of steps");
     }
     lua_pop(L, 1);
     // Declared in LUA_API.md, not built yet: only their neutral values are accepted.
-    if (o.integer("accumulate", 1) != 1) throw core::ScriptError(path_ + ": trainer accumulate > 1 is not supported yet");
-    if (o.string("precision", "float32") != "float32") throw core::ScriptError(path_ + ": trainer precision other than float32 is not supported yet");
+    if (o.integer("accumulate", 1) != 1)
+      throw core::ScriptError(path_ + ": trainer accumulate > 1 is not supported yet");
+    if (o.string("precision", "float32") != "float32")
+      throw core::ScriptError(path_ +
+                              ": trainer precision other than float32 is not supported yet");
     for (const char* key : {"checkpoint_every", "clip_grad_norm", "early_stopping"}) {
-      if (o.has(key)) throw core::ScriptError(path_ + ": trainer option '" + key + "' is not supported yet");
+      if (o.has(key))
+        throw core::ScriptError(path_ + ": trainer option '" + key + "' is not supported yet");
     }
   }
   return spec;

@@ -50,8 +50,10 @@ int d_mnist(lua_State* L) {
 int d_normalize(lua_State* L) {
   return guarded(L, [&] {
     Options o(L, 1, "data.normalize", {"mean", "std"});
-    if (!o.has("mean") || !o.has("std")) throw ArgumentError("data.normalize: options 'mean' and 'std' are required");
-    push_new<TransformBox>(L, TransformBox{std::make_shared<data::Normalize>(o.numbers("mean", {}), o.numbers("std", {}))});
+    if (!o.has("mean") || !o.has("std"))
+      throw ArgumentError("data.normalize: options 'mean' and 'std' are required");
+    push_new<TransformBox>(L, TransformBox{std::make_shared<data::Normalize>(
+                                  o.numbers("mean", {}), o.numbers("std", {}))});
     return 1;
   });
 }
@@ -122,7 +124,8 @@ int reader_next(lua_State* L) {
     lua_setfield(L, -2, "input");
     if (batch->target.defined()) {
       // Class targets are 1-based in Lua.
-      push_tensor(L, batch->target.scalar_type() == torch::kInt64 ? batch->target + 1 : batch->target);
+      push_tensor(L,
+                  batch->target.scalar_type() == torch::kInt64 ? batch->target + 1 : batch->target);
       lua_setfield(L, -2, "target");
     }
     return 1;
@@ -137,16 +140,17 @@ int p_iter(lua_State* L) {
     const int64_t epoch = o.integer("epoch", 1);
     if (epoch < 1) throw ArgumentError("iter: epoch is 1-based");
     push_new<ReaderBox>(L, ReaderBox{std::make_unique<data::EpochReader>(
-                                p, static_cast<uint64_t>(o.integer("seed", 0)), epoch - 1)});
+                               p, static_cast<uint64_t>(o.integer("seed", 0)), epoch - 1)});
     lua_pushcclosure(L, reader_next, 1);
     return 1;
   });
 }
 
 const luaL_Reg kPipelineMethods[] = {
-    {"map", p_map}, {"shuffle", p_shuffle}, {"batch", p_batch}, {"prefetch", p_prefetch},
-    {"workers", p_workers}, {"size", p_size}, {"iter", p_iter}, {nullptr, nullptr}};
-const luaL_Reg kPipelineMeta[] = {{"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
+    {"map", p_map},         {"shuffle", p_shuffle}, {"batch", p_batch}, {"prefetch", p_prefetch},
+    {"workers", p_workers}, {"size", p_size},       {"iter", p_iter},   {nullptr, nullptr}};
+const luaL_Reg kPipelineMeta[] = {
+    {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
 const luaL_Reg kFunctions[] = {
     {"find", d_find}, {"mnist", d_mnist}, {"normalize", d_normalize}, {nullptr, nullptr}};
 

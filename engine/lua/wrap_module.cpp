@@ -51,7 +51,8 @@ ModuleBox& check_module(lua_State* L, int index, const char* function) {
 
 nn::Model model_from(const ModuleBox& box) {
   auto any = std::make_shared<torch::nn::AnyModule>(box.any);
-  return nn::Model{box.module(), [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
+  return nn::Model{box.module(),
+                   [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
 }
 
 namespace {
@@ -70,7 +71,8 @@ std::vector<int64_t> sizes_arg(lua_State* L, int index, const std::string& what,
   for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
   if (out.size() == 1) out.assign(count, out[0]);
   if (out.size() != count) {
-    throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " + std::to_string(out.size()));
+    throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " +
+                        std::to_string(out.size()));
   }
   return out;
 }
@@ -78,7 +80,8 @@ std::vector<int64_t> sizes_arg(lua_State* L, int index, const std::string& what,
 // A 1-based dimension given at construction, before the input rank is known.
 int64_t layer_dim(int64_t user_dim, const char* function) {
   if (user_dim == 0) {
-    throw ArgumentError(std::string(function) + ": dimension 0 does not exist (dimensions are 1-based; -1 is the last)");
+    throw ArgumentError(std::string(function) +
+                        ": dimension 0 does not exist (dimensions are 1-based; -1 is the last)");
   }
   return user_dim > 0 ? user_dim - 1 : user_dim;
 }
@@ -87,7 +90,8 @@ int l_linear(lua_State* L) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, "nn.Linear"), out = check_integer(L, 2, "nn.Linear");
     Options o(L, 3, "nn.Linear", {"bias"});
-    return push_layer<torch::nn::LinearImpl>(L, torch::nn::LinearOptions(in, out).bias(o.boolean("bias", true)));
+    return push_layer<torch::nn::LinearImpl>(
+        L, torch::nn::LinearOptions(in, out).bias(o.boolean("bias", true)));
   });
 }
 
@@ -104,16 +108,25 @@ int conv(lua_State* L, const char* name) {
         .groups(o.integer("groups", 1))
         .bias(o.boolean("bias", true));
     const std::string mode = o.string("padding_mode", "zeros");
-    if (mode == "reflect") opts.padding_mode(torch::kReflect);
-    else if (mode == "replicate") opts.padding_mode(torch::kReplicate);
-    else if (mode == "circular") opts.padding_mode(torch::kCircular);
-    else if (mode != "zeros") throw ArgumentError(std::string(name) + ": padding_mode must be zeros, reflect, replicate or circular");
+    if (mode == "reflect")
+      opts.padding_mode(torch::kReflect);
+    else if (mode == "replicate")
+      opts.padding_mode(torch::kReplicate);
+    else if (mode == "circular")
+      opts.padding_mode(torch::kCircular);
+    else if (mode != "zeros")
+      throw ArgumentError(std::string(name) +
+                          ": padding_mode must be zeros, reflect, replicate or circular");
     return push_layer<Impl>(L, opts);
   });
 }
 
-int l_conv1d(lua_State* L) { return conv<1, torch::nn::Conv1dImpl, torch::nn::Conv1dOptions>(L, "nn.Conv1d"); }
-int l_conv2d(lua_State* L) { return conv<2, torch::nn::Conv2dImpl, torch::nn::Conv2dOptions>(L, "nn.Conv2d"); }
+int l_conv1d(lua_State* L) {
+  return conv<1, torch::nn::Conv1dImpl, torch::nn::Conv1dOptions>(L, "nn.Conv1d");
+}
+int l_conv2d(lua_State* L) {
+  return conv<2, torch::nn::Conv2dImpl, torch::nn::Conv2dOptions>(L, "nn.Conv2d");
+}
 
 int l_maxpool2d(lua_State* L) {
   return guarded(L, [&] {
@@ -145,7 +158,8 @@ int l_adaptive_avgpool2d(lua_State* L) {
   return guarded(L, [&] {
     const auto s = sizes_arg(L, 1, "nn.AdaptiveAvgPool2d: output_size", 2);
     return push_layer<torch::nn::AdaptiveAvgPool2dImpl>(
-        L, torch::nn::AdaptiveAvgPool2dOptions(torch::ExpandingArrayWithOptionalElem<2>({s[0], s[1]})));
+        L, torch::nn::AdaptiveAvgPool2dOptions(
+               torch::ExpandingArrayWithOptionalElem<2>({s[0], s[1]})));
   });
 }
 
@@ -154,22 +168,30 @@ int batchnorm(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t n = check_integer(L, 1, name);
     Options o(L, 2, name, {"eps", "momentum", "affine", "track_running_stats"});
-    return push_layer<Impl>(L, Opts(n).eps(o.number("eps", 1e-5)).momentum(o.number("momentum", 0.1))
+    return push_layer<Impl>(L, Opts(n)
+                                   .eps(o.number("eps", 1e-5))
+                                   .momentum(o.number("momentum", 0.1))
                                    .affine(o.boolean("affine", true))
                                    .track_running_stats(o.boolean("track_running_stats", true)));
   });
 }
 
-int l_batchnorm1d(lua_State* L) { return batchnorm<torch::nn::BatchNorm1dImpl, torch::nn::BatchNorm1dOptions>(L, "nn.BatchNorm1d"); }
-int l_batchnorm2d(lua_State* L) { return batchnorm<torch::nn::BatchNorm2dImpl, torch::nn::BatchNorm2dOptions>(L, "nn.BatchNorm2d"); }
+int l_batchnorm1d(lua_State* L) {
+  return batchnorm<torch::nn::BatchNorm1dImpl, torch::nn::BatchNorm1dOptions>(L, "nn.BatchNorm1d");
+}
+int l_batchnorm2d(lua_State* L) {
+  return batchnorm<torch::nn::BatchNorm2dImpl, torch::nn::BatchNorm2dOptions>(L, "nn.BatchNorm2d");
+}
 
 int l_layernorm(lua_State* L) {
   return guarded(L, [&] {
     std::vector<int64_t> shape;
-    for (double v : number_list(L, 1, "nn.LayerNorm: normalized_shape")) shape.push_back(static_cast<int64_t>(v));
+    for (double v : number_list(L, 1, "nn.LayerNorm: normalized_shape"))
+      shape.push_back(static_cast<int64_t>(v));
     Options o(L, 2, "nn.LayerNorm", {"eps", "elementwise_affine"});
     return push_layer<torch::nn::LayerNormImpl>(
-        L, torch::nn::LayerNormOptions(shape).eps(o.number("eps", 1e-5))
+        L, torch::nn::LayerNormOptions(shape)
+               .eps(o.number("eps", 1e-5))
                .elementwise_affine(o.boolean("elementwise_affine", true)));
   });
 }
@@ -186,35 +208,54 @@ template <class Impl, class Opts>
 int dropout(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const double p = lua_isnoneornil(L, 1) ? 0.5 : check_number(L, 1, name);
-    if (p < 0 || p > 1) throw ArgumentError(std::string(name) + ": p must be in [0, 1], got " + std::to_string(p));
+    if (p < 0 || p > 1)
+      throw ArgumentError(std::string(name) + ": p must be in [0, 1], got " + std::to_string(p));
     return push_layer<Impl>(L, Opts(p));
   });
 }
 
-int l_dropout(lua_State* L) { return dropout<torch::nn::DropoutImpl, torch::nn::DropoutOptions>(L, "nn.Dropout"); }
-int l_dropout2d(lua_State* L) { return dropout<torch::nn::Dropout2dImpl, torch::nn::Dropout2dOptions>(L, "nn.Dropout2d"); }
+int l_dropout(lua_State* L) {
+  return dropout<torch::nn::DropoutImpl, torch::nn::DropoutOptions>(L, "nn.Dropout");
+}
+int l_dropout2d(lua_State* L) {
+  return dropout<torch::nn::Dropout2dImpl, torch::nn::Dropout2dOptions>(L, "nn.Dropout2d");
+}
 
 // nn.Flatten(start_dim = 2, end_dim = -1): 1-based, so the default keeps the batch dimension.
 int l_flatten(lua_State* L) {
   return guarded(L, [&] {
     const int64_t start = lua_isnoneornil(L, 1) ? 2 : check_integer(L, 1, "nn.Flatten");
     const int64_t end = lua_isnoneornil(L, 2) ? -1 : check_integer(L, 2, "nn.Flatten");
-    return push_layer<torch::nn::FlattenImpl>(
-        L, torch::nn::FlattenOptions().start_dim(layer_dim(start, "nn.Flatten")).end_dim(layer_dim(end, "nn.Flatten")));
+    return push_layer<torch::nn::FlattenImpl>(L, torch::nn::FlattenOptions()
+                                                     .start_dim(layer_dim(start, "nn.Flatten"))
+                                                     .end_dim(layer_dim(end, "nn.Flatten")));
   });
 }
 
-int l_relu(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::ReLUImpl>(L); }); }
-int l_gelu(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::GELUImpl>(L); }); }
-int l_silu(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::SiLUImpl>(L); }); }
-int l_tanh(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::TanhImpl>(L); }); }
-int l_sigmoid(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::SigmoidImpl>(L); }); }
-int l_identity(lua_State* L) { return guarded(L, [&] { return push_layer<torch::nn::IdentityImpl>(L); }); }
+int l_relu(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::ReLUImpl>(L); });
+}
+int l_gelu(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::GELUImpl>(L); });
+}
+int l_silu(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::SiLUImpl>(L); });
+}
+int l_tanh(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::TanhImpl>(L); });
+}
+int l_sigmoid(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::SigmoidImpl>(L); });
+}
+int l_identity(lua_State* L) {
+  return guarded(L, [&] { return push_layer<torch::nn::IdentityImpl>(L); });
+}
 
 int l_leaky_relu(lua_State* L) {
   return guarded(L, [&] {
     const double slope = lua_isnoneornil(L, 1) ? 0.01 : check_number(L, 1, "nn.LeakyReLU");
-    return push_layer<torch::nn::LeakyReLUImpl>(L, torch::nn::LeakyReLUOptions().negative_slope(slope));
+    return push_layer<torch::nn::LeakyReLUImpl>(
+        L, torch::nn::LeakyReLUOptions().negative_slope(slope));
   });
 }
 
@@ -244,7 +285,8 @@ int l_sequential(lua_State* L) {
         if (!test_module(L, -1)) {
           const std::string got = type_name(L, -1);
           lua_pop(L, 1);
-          throw ArgumentError("nn.Sequential: element " + std::to_string(i) + " is a " + got + ", not a module");
+          throw ArgumentError("nn.Sequential: element " + std::to_string(i) + " is a " + got +
+                              ", not a module");
         }
         add(lua_gettop(L));
         lua_pop(L, 1);
@@ -323,7 +365,8 @@ int m_state_dict(lua_State* L) {
 int m_load_state_dict(lua_State* L) {
   return guarded(L, [&] {
     auto module = check_module(L, 1, "load_state_dict").module();
-    if (!lua_istable(L, 2)) throw ArgumentError("load_state_dict: expected a table of name = tensor");
+    if (!lua_istable(L, 2))
+      throw ArgumentError("load_state_dict: expected a table of name = tensor");
     Options o(L, 3, "load_state_dict", {"strict"});
     const bool strict = o.boolean("strict", true);
     std::map<std::string, torch::Tensor> own;
@@ -339,10 +382,11 @@ int m_load_state_dict(lua_State* L) {
     std::vector<std::string> missing, unexpected, mismatched;
     for (const auto& [name, t] : own) {
       auto it = given.find(name);
-      if (it == given.end()) missing.push_back(name);
+      if (it == given.end())
+        missing.push_back(name);
       else if (!it->second.sizes().equals(t.sizes())) {
-        mismatched.push_back(name + " (checkpoint " + core::shape_string(it->second.sizes()) + ", model " +
-                             core::shape_string(t.sizes()) + ")");
+        mismatched.push_back(name + " (checkpoint " + core::shape_string(it->second.sizes()) +
+                             ", model " + core::shape_string(t.sizes()) + ")");
       }
     }
     for (const auto& [name, t] : given) {
@@ -393,8 +437,10 @@ int m_to(lua_State* L) {
     auto module = check_module(L, 1, "to").module();
     if (lua_type(L, 2) == LUA_TSTRING) {
       const std::string what = lua_tostring(L, 2);
-      if (what == "cpu" || what.rfind("cuda", 0) == 0) module->to(core::parse_device(what));
-      else module->to(core::parse_dtype(what));
+      if (what == "cpu" || what.rfind("cuda", 0) == 0)
+        module->to(core::parse_device(what));
+      else
+        module->to(core::parse_dtype(what));
     } else {
       Options o(L, 2, "to", {"dtype", "device"});
       if (o.has("device")) module->to(core::parse_device(o.string("device", "cpu")));
@@ -414,7 +460,8 @@ int m_zero_grad(lua_State* L) {
 
 int m_num_parameters(lua_State* L) {
   return guarded(L, [&] {
-    lua_pushnumber(L, static_cast<double>(nn::count_parameters(*check_module(L, 1, "num_parameters").module())));
+    lua_pushnumber(L, static_cast<double>(
+                          nn::count_parameters(*check_module(L, 1, "num_parameters").module())));
     return 1;
   });
 }
@@ -457,7 +504,8 @@ int module_index(lua_State* L) {
       const int64_t i = check_integer(L, 2, "index");
       const int64_t n = static_cast<int64_t>(seq->size());
       if (i < 1 || i > n) {
-        throw ArgumentError("nn.Sequential index " + std::to_string(i) + " is out of range 1.." + std::to_string(n));
+        throw ArgumentError("nn.Sequential index " + std::to_string(i) + " is out of range 1.." +
+                            std::to_string(n));
       }
       push_module(L, seq->at(static_cast<size_t>(i - 1)));
       return 1;
@@ -469,7 +517,9 @@ int module_index(lua_State* L) {
 }
 
 // net(x): __call passes (net, x), exactly forward's arguments.
-int module_call(lua_State* L) { return m_forward(L); }
+int module_call(lua_State* L) {
+  return m_forward(L);
+}
 
 // ---- modules defined in Lua (called by nn.lua) -------------------------------------------------
 
@@ -599,36 +649,64 @@ int metric_topk(lua_State* L) {
   });
 }
 
-const luaL_Reg kModuleMethods[] = {
-    {"forward", m_forward}, {"parameters", m_parameters},
-    {"named_parameter_lists", m_named_lists<false>}, {"named_buffer_lists", m_named_lists<true>},
-    {"state_dict", m_state_dict}, {"load_state_dict", m_load_state_dict},
-    {"train", m_train}, {"eval", m_eval}, {"is_training", m_is_training}, {"to", m_to},
-    {"zero_grad", m_zero_grad}, {"num_parameters", m_num_parameters}, {"add", m_add},
-    {nullptr, nullptr}};
+const luaL_Reg kModuleMethods[] = {{"forward", m_forward},
+                                   {"parameters", m_parameters},
+                                   {"named_parameter_lists", m_named_lists<false>},
+                                   {"named_buffer_lists", m_named_lists<true>},
+                                   {"state_dict", m_state_dict},
+                                   {"load_state_dict", m_load_state_dict},
+                                   {"train", m_train},
+                                   {"eval", m_eval},
+                                   {"is_training", m_is_training},
+                                   {"to", m_to},
+                                   {"zero_grad", m_zero_grad},
+                                   {"num_parameters", m_num_parameters},
+                                   {"add", m_add},
+                                   {nullptr, nullptr}};
 
 const luaL_Reg kModuleMeta[] = {
     {"__call", module_call}, {"__tostring", m_tostring}, {"__len", m_len}, {nullptr, nullptr}};
 
-const luaL_Reg kFunctions[] = {
-    {"Linear", l_linear}, {"Conv1d", l_conv1d}, {"Conv2d", l_conv2d},
-    {"MaxPool2d", l_maxpool2d}, {"AvgPool2d", l_avgpool2d}, {"AdaptiveAvgPool2d", l_adaptive_avgpool2d},
-    {"BatchNorm1d", l_batchnorm1d}, {"BatchNorm2d", l_batchnorm2d}, {"LayerNorm", l_layernorm},
-    {"Embedding", l_embedding}, {"Dropout", l_dropout}, {"Dropout2d", l_dropout2d},
-    {"Flatten", l_flatten}, {"ReLU", l_relu}, {"LeakyReLU", l_leaky_relu}, {"GELU", l_gelu},
-    {"SiLU", l_silu}, {"Tanh", l_tanh}, {"Sigmoid", l_sigmoid}, {"Identity", l_identity},
-    {"Softmax", l_softmax}, {"LogSoftmax", l_log_softmax}, {"Sequential", l_sequential},
-    {"NLLLoss", l_loss<nn::Loss::Kind::kNll>}, {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
-    {"new_lua_module", c_new_lua_module}, {"register", c_register}, {"is_module", c_is_module},
-    {"register_parameter", c_register_parameter}, {"register_buffer", c_register_buffer},
-    {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"Linear", l_linear},
+                               {"Conv1d", l_conv1d},
+                               {"Conv2d", l_conv2d},
+                               {"MaxPool2d", l_maxpool2d},
+                               {"AvgPool2d", l_avgpool2d},
+                               {"AdaptiveAvgPool2d", l_adaptive_avgpool2d},
+                               {"BatchNorm1d", l_batchnorm1d},
+                               {"BatchNorm2d", l_batchnorm2d},
+                               {"LayerNorm", l_layernorm},
+                               {"Embedding", l_embedding},
+                               {"Dropout", l_dropout},
+                               {"Dropout2d", l_dropout2d},
+                               {"Flatten", l_flatten},
+                               {"ReLU", l_relu},
+                               {"LeakyReLU", l_leaky_relu},
+                               {"GELU", l_gelu},
+                               {"SiLU", l_silu},
+                               {"Tanh", l_tanh},
+                               {"Sigmoid", l_sigmoid},
+                               {"Identity", l_identity},
+                               {"Softmax", l_softmax},
+                               {"LogSoftmax", l_log_softmax},
+                               {"Sequential", l_sequential},
+                               {"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
+                               {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
+                               {"new_lua_module", c_new_lua_module},
+                               {"register", c_register},
+                               {"is_module", c_is_module},
+                               {"register_parameter", c_register_parameter},
+                               {"register_buffer", c_register_buffer},
+                               {nullptr, nullptr}};
 
 }  // namespace
 
 int open_nn_core(lua_State* L) {
-  define_type(L, ModuleBox::kTypeName, kModuleMethods, kModuleMeta, gc_userdata<ModuleBox>, module_index);
+  define_type(L, ModuleBox::kTypeName, kModuleMethods, kModuleMeta, gc_userdata<ModuleBox>,
+              module_index);
   luaL_getmetatable(L, ModuleBox::kTypeName);
-  static const luaL_Reg loss_meta[] = {{"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};
+  static const luaL_Reg loss_meta[] = {
+      {"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};
   define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);
 
   lua_newtable(L);

@@ -29,10 +29,13 @@ int o_sgd(lua_State* L) {
     Options o(L, 2, "optim.SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"});
     if (!o.has("lr")) throw ArgumentError("optim.SGD: option 'lr' is required");
     torch::optim::SGDOptions opts(o.number("lr", 0));
-    opts.momentum(o.number("momentum", 0)).dampening(o.number("dampening", 0))
-        .weight_decay(o.number("weight_decay", 0)).nesterov(o.boolean("nesterov", false));
+    opts.momentum(o.number("momentum", 0))
+        .dampening(o.number("dampening", 0))
+        .weight_decay(o.number("weight_decay", 0))
+        .nesterov(o.boolean("nesterov", false));
     check_positive(opts.lr(), "optim.SGD", "lr");
-    push_new<OptimizerBox>(L, OptimizerBox{std::make_shared<torch::optim::SGD>(params, opts), "SGD"});
+    push_new<OptimizerBox>(L,
+                           OptimizerBox{std::make_shared<torch::optim::SGD>(params, opts), "SGD"});
     return 1;
   });
 }
@@ -42,42 +45,55 @@ int o_adadelta(lua_State* L) {
     auto params = parameter_list(L, 1, "optim.Adadelta");
     Options o(L, 2, "optim.Adadelta", {"lr", "rho", "eps", "weight_decay"});
     train::AdadeltaOptions opts(o.number("lr", 1.0));
-    opts.rho(o.number("rho", 0.9)).eps(o.number("eps", 1e-6)).weight_decay(o.number("weight_decay", 0));
-    push_new<OptimizerBox>(L, OptimizerBox{std::make_shared<train::Adadelta>(params, opts), "Adadelta"});
+    opts.rho(o.number("rho", 0.9))
+        .eps(o.number("eps", 1e-6))
+        .weight_decay(o.number("weight_decay", 0));
+    push_new<OptimizerBox>(
+        L, OptimizerBox{std::make_shared<train::Adadelta>(params, opts), "Adadelta"});
     return 1;
   });
 }
 
 template <class Optimizer, class Opts>
-int adam_like(lua_State* L, const char* name, double default_decay) {
+int adam_like(lua_State* L, const char* name, const char* short_name, double default_decay) {
   return guarded(L, [&] {
     auto params = parameter_list(L, 1, name);
     Options o(L, 2, name, {"lr", "betas", "eps", "weight_decay", "amsgrad"});
     auto betas = o.numbers("betas", {0.9, 0.999});
-    if (betas.size() != 2) throw ArgumentError(std::string(name) + ": betas must be a pair of numbers");
+    if (betas.size() != 2)
+      throw ArgumentError(std::string(name) + ": betas must be a pair of numbers");
     Opts opts(o.number("lr", 1e-3));
-    opts.betas({betas[0], betas[1]}).eps(o.number("eps", 1e-8))
-        .weight_decay(o.number("weight_decay", default_decay)).amsgrad(o.boolean("amsgrad", false));
+    opts.betas({betas[0], betas[1]})
+        .eps(o.number("eps", 1e-8))
+        .weight_decay(o.number("weight_decay", default_decay))
+        .amsgrad(o.boolean("amsgrad", false));
     check_positive(opts.lr(), name, "lr");
-    push_new<OptimizerBox>(L, OptimizerBox{std::make_shared<Optimizer>(params, opts), name + 6});
+    push_new<OptimizerBox>(L, OptimizerBox{std::make_shared<Optimizer>(params, opts), short_name});
     return 1;
   });
 }
 
-int o_adam(lua_State* L) { return adam_like<torch::optim::Adam, torch::optim::AdamOptions>(L, "optim.Adam", 0); }
-int o_adamw(lua_State* L) { return adam_like<torch::optim::AdamW, torch::optim::AdamWOptions>(L, "optim.AdamW", 1e-2); }
+int o_adam(lua_State* L) {
+  return adam_like<torch::optim::Adam, torch::optim::AdamOptions>(L, "optim.Adam", "Adam", 0);
+}
+int o_adamw(lua_State* L) {
+  return adam_like<torch::optim::AdamW, torch::optim::AdamWOptions>(L, "optim.AdamW", "AdamW",
+                                                                    1e-2);
+}
 
 int o_step_lr(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "optim.StepLR");
     Options o(L, 2, "optim.StepLR", {"step_size", "gamma", "step_mode"});
     const int64_t step_size = o.integer("step_size", 0);
-    if (step_size < 1) throw ArgumentError("optim.StepLR: option 'step_size' is required and must be >= 1");
-    auto scheduler = std::make_unique<torch::optim::StepLR>(*opt.optimizer, static_cast<unsigned>(step_size),
-                                                            o.number("gamma", 0.1));
-    push_new<SchedulerBox>(L, SchedulerBox{std::make_shared<train::Scheduler>(
-                                  opt.optimizer, std::move(scheduler),
-                                  train::parse_step_mode(o.string("step_mode", "epoch")), "StepLR")});
+    if (step_size < 1)
+      throw ArgumentError("optim.StepLR: option 'step_size' is required and must be >= 1");
+    auto scheduler = std::make_unique<torch::optim::StepLR>(
+        *opt.optimizer, static_cast<unsigned>(step_size), o.number("gamma", 0.1));
+    push_new<SchedulerBox>(L,
+                           SchedulerBox{std::make_shared<train::Scheduler>(
+                               opt.optimizer, std::move(scheduler),
+                               train::parse_step_mode(o.string("step_mode", "epoch")), "StepLR")});
     return 1;
   });
 }
@@ -115,7 +131,8 @@ int opt_set_lr(lua_State* L) {
 int opt_tostring(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "tostring");
-    const std::string s = "optim." + opt.name + "(lr=" + std::to_string(train::current_lr(*opt.optimizer)) + ")";
+    const std::string s =
+        "optim." + opt.name + "(lr=" + std::to_string(train::current_lr(*opt.optimizer)) + ")";
     lua_pushstring(L, s.c_str());
     return 1;
   });
@@ -135,17 +152,21 @@ int sched_lr(lua_State* L) {
   });
 }
 
-const luaL_Reg kOptimizerMethods[] = {
-    {"step", opt_step}, {"zero_grad", opt_zero_grad}, {"lr", opt_lr}, {"set_lr", opt_set_lr}, {nullptr, nullptr}};
+const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},
+                                      {"zero_grad", opt_zero_grad},
+                                      {"lr", opt_lr},
+                                      {"set_lr", opt_set_lr},
+                                      {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 const luaL_Reg kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {{"SGD", o_sgd}, {"Adadelta", o_adadelta}, {"Adam", o_adam},
-                               {"AdamW", o_adamw}, {"StepLR", o_step_lr}, {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"SGD", o_sgd},     {"Adadelta", o_adadelta}, {"Adam", o_adam},
+                               {"AdamW", o_adamw}, {"StepLR", o_step_lr},    {nullptr, nullptr}};
 
 }  // namespace
 
 int open_optim(lua_State* L) {
-  define_type(L, OptimizerBox::kTypeName, kOptimizerMethods, kOptimizerMeta, gc_userdata<OptimizerBox>);
+  define_type(L, OptimizerBox::kTypeName, kOptimizerMethods, kOptimizerMeta,
+              gc_userdata<OptimizerBox>);
   define_type(L, SchedulerBox::kTypeName, kSchedulerMethods, nullptr, gc_userdata<SchedulerBox>);
   lua_newtable(L);
   luaL_setfuncs(L, kFunctions, 0);

@@ -88,7 +88,8 @@ void push_shape(lua_State* L, c10::IntArrayRef shape) {
 
 std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* function) {
   if (!lua_istable(L, index) || test_tensor(L, index)) {
-    throw ArgumentError(std::string(function) + ": expected a list of tensors, got " + type_name(L, index));
+    throw ArgumentError(std::string(function) + ": expected a list of tensors, got " +
+                        type_name(L, index));
   }
   std::vector<torch::Tensor> out;
   const size_t n = lua_objlen(L, index);
@@ -97,10 +98,13 @@ std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* func
     auto* t = test_tensor(L, -1);
     const std::string got = type_name(L, -1);
     lua_pop(L, 1);
-    if (!t) throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " + got);
+    if (!t)
+      throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " +
+                          got);
     out.push_back(*t);
   }
-  if (out.empty()) throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
+  if (out.empty())
+    throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
   return out;
 }
 
@@ -162,7 +166,9 @@ int t_tensor(lua_State* L) {
   return guarded(L, [&] {
     if (lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN) {
       auto opts = creation_options(L, 2, "torch.tensor");
-      push_tensor(L, tensor_or_scalar(L, 1, "torch.tensor").to(opts.dtype().toScalarType()).to(opts.device())
+      push_tensor(L, tensor_or_scalar(L, 1, "torch.tensor")
+                         .to(opts.dtype().toScalarType())
+                         .to(opts.device())
                          .set_requires_grad(opts.requires_grad()));
       return 1;
     }
@@ -171,7 +177,8 @@ int t_tensor(lua_State* L) {
       return 1;
     }
     if (!lua_istable(L, 1)) {
-      throw ArgumentError("torch.tensor: expected a (nested) table of numbers, got " + type_name(L, 1));
+      throw ArgumentError("torch.tensor: expected a (nested) table of numbers, got " +
+                          type_name(L, 1));
     }
     std::vector<int64_t> shape;
     std::vector<double> values;
@@ -194,17 +201,37 @@ int t_filled(lua_State* L, const char* name) {
   });
 }
 
-Tensor make_zeros(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::zeros(s, o); }
-Tensor make_ones(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::ones(s, o); }
-Tensor make_empty(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::empty(s, o); }
-Tensor make_rand(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::rand(s, o); }
-Tensor make_randn(c10::IntArrayRef s, const torch::TensorOptions& o) { return torch::randn(s, o); }
+Tensor make_zeros(c10::IntArrayRef s, const torch::TensorOptions& o) {
+  return torch::zeros(s, o);
+}
+Tensor make_ones(c10::IntArrayRef s, const torch::TensorOptions& o) {
+  return torch::ones(s, o);
+}
+Tensor make_empty(c10::IntArrayRef s, const torch::TensorOptions& o) {
+  return torch::empty(s, o);
+}
+Tensor make_rand(c10::IntArrayRef s, const torch::TensorOptions& o) {
+  return torch::rand(s, o);
+}
+Tensor make_randn(c10::IntArrayRef s, const torch::TensorOptions& o) {
+  return torch::randn(s, o);
+}
 
-int t_zeros(lua_State* L) { return t_filled<make_zeros>(L, "torch.zeros"); }
-int t_ones(lua_State* L) { return t_filled<make_ones>(L, "torch.ones"); }
-int t_empty(lua_State* L) { return t_filled<make_empty>(L, "torch.empty"); }
-int t_rand(lua_State* L) { return t_filled<make_rand>(L, "torch.rand"); }
-int t_randn(lua_State* L) { return t_filled<make_randn>(L, "torch.randn"); }
+int t_zeros(lua_State* L) {
+  return t_filled<make_zeros>(L, "torch.zeros");
+}
+int t_ones(lua_State* L) {
+  return t_filled<make_ones>(L, "torch.ones");
+}
+int t_empty(lua_State* L) {
+  return t_filled<make_empty>(L, "torch.empty");
+}
+int t_rand(lua_State* L) {
+  return t_filled<make_rand>(L, "torch.rand");
+}
+int t_randn(lua_State* L) {
+  return t_filled<make_randn>(L, "torch.randn");
+}
 
 int t_full(lua_State* L) {
   return guarded(L, [&] {
@@ -221,12 +248,15 @@ int t_arange(lua_State* L) {
   return guarded(L, [&] {
     int n = 0;
     while (lua_type(L, n + 1) == LUA_TNUMBER) ++n;
-    if (n < 1 || n > 3) throw ArgumentError("torch.arange: expected (end), (start, end) or (start, end, step)");
+    if (n < 1 || n > 3)
+      throw ArgumentError("torch.arange: expected (end), (start, end) or (start, end, step)");
     const double a = lua_tonumber(L, 1);
     const double start = n == 1 ? 0 : a, end = n == 1 ? a : lua_tonumber(L, 2);
     const double step = n == 3 ? lua_tonumber(L, 3) : 1;
-    bool integral = std::floor(start) == start && std::floor(end) == end && std::floor(step) == step;
-    auto opts = creation_options(L, n + 1, "torch.arange", integral ? torch::kInt64 : torch::kFloat32);
+    bool integral =
+        std::floor(start) == start && std::floor(end) == end && std::floor(step) == step;
+    auto opts =
+        creation_options(L, n + 1, "torch.arange", integral ? torch::kInt64 : torch::kFloat32);
     push_tensor(L, torch::arange(start, end, step, opts));
     return 1;
   });
@@ -245,7 +275,9 @@ int t_eye(lua_State* L) {
   return guarded(L, [&] {
     const int64_t n = check_integer(L, 1, "torch.eye");
     const int64_t m = lua_type(L, 2) == LUA_TNUMBER ? check_integer(L, 2, "torch.eye") : n;
-    push_tensor(L, torch::eye(n, m, creation_options(L, lua_type(L, 2) == LUA_TNUMBER ? 3 : 2, "torch.eye")));
+    push_tensor(
+        L,
+        torch::eye(n, m, creation_options(L, lua_type(L, 2) == LUA_TNUMBER ? 3 : 2, "torch.eye")));
     return 1;
   });
 }
@@ -274,7 +306,8 @@ int t_cat(lua_State* L) {
 int t_stack(lua_State* L) {
   return guarded(L, [&] {
     auto list = tensor_list(L, 1, "torch.stack");
-    const int64_t dim = lua_isnoneornil(L, 2) ? 0 : check_dim(L, 2, list[0].dim() + 1, "torch.stack");
+    const int64_t dim =
+        lua_isnoneornil(L, 2) ? 0 : check_dim(L, 2, list[0].dim() + 1, "torch.stack");
     push_tensor(L, torch::stack(list, dim));
     return 1;
   });
@@ -384,7 +417,9 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
     }
     return out;
   }
-  if (!lua_istable(L, index)) throw ArgumentError("tensor index must be a number, a table or a tensor, got " + type_name(L, index));
+  if (!lua_istable(L, index))
+    throw ArgumentError("tensor index must be a number, a table or a tensor, got " +
+                        type_name(L, index));
   const size_t n = lua_objlen(L, index);
   if (static_cast<int64_t>(n) > t.dim()) {
     throw ArgumentError("too many indices (" + std::to_string(n) + ") for a tensor with " +
@@ -402,9 +437,17 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
       const size_t m = lua_objlen(L, -1);
       const int64_t size = t.size(dim);
       int64_t a = 1, b = size;
-      if (m >= 1) { lua_rawgeti(L, -1, 1); a = static_cast<int64_t>(lua_tonumber(L, -1)); lua_pop(L, 1); }
-      if (m >= 2) { lua_rawgeti(L, -1, 2); b = static_cast<int64_t>(lua_tonumber(L, -1)); lua_pop(L, 1); }
-      else if (m == 1) b = a;
+      if (m >= 1) {
+        lua_rawgeti(L, -1, 1);
+        a = static_cast<int64_t>(lua_tonumber(L, -1));
+        lua_pop(L, 1);
+      }
+      if (m >= 2) {
+        lua_rawgeti(L, -1, 2);
+        b = static_cast<int64_t>(lua_tonumber(L, -1));
+        lua_pop(L, 1);
+      } else if (m == 1)
+        b = a;
       lua_pop(L, 1);
       const int64_t start = element_index(a, size, dim);
       const int64_t stop = element_index(b, size, dim) + 1;
@@ -416,7 +459,8 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
     } else {
       const std::string got = type_name(L, -1);
       lua_pop(L, 1);
-      throw ArgumentError("index entry " + std::to_string(i) + " must be a number or a range table, got " + got);
+      throw ArgumentError("index entry " + std::to_string(i) +
+                          " must be a number or a range table, got " + got);
     }
   }
   return out;
@@ -472,43 +516,46 @@ int tensor_newindex(lua_State* L) {
   });
 }
 
-// ---- methods --------------------------------------------------------------------------------------
+// ---- methods
+// --------------------------------------------------------------------------------------
 
-Tensor& self(lua_State* L, const char* f) { return check_tensor(L, 1, f); }
+Tensor& self(lua_State* L, const char* f) {
+  return check_tensor(L, 1, f);
+}
 
-#define TENSOR_UNARY(NAME, EXPR)                        \
-  int m_##NAME(lua_State* L) {                          \
-    return guarded(L, [&] {                             \
-      auto& x = self(L, #NAME);                         \
-      push_tensor(L, EXPR);                             \
-      return 1;                                         \
-    });                                                 \
+#define TENSOR_UNARY(NAME, EXPR) \
+  int m_##NAME(lua_State* L) {   \
+    return guarded(L, [&] {      \
+      auto& x = self(L, #NAME);  \
+      push_tensor(L, EXPR);      \
+      return 1;                  \
+    });                          \
   }
 
-#define TENSOR_BINARY(NAME, EXPR)                       \
-  int m_##NAME(lua_State* L) {                          \
-    return guarded(L, [&] {                             \
-      auto a = tensor_or_scalar(L, 1, #NAME);           \
-      auto b = tensor_or_scalar(L, 2, #NAME);           \
-      push_tensor(L, EXPR);                             \
-      return 1;                                         \
-    });                                                 \
+#define TENSOR_BINARY(NAME, EXPR)             \
+  int m_##NAME(lua_State* L) {                \
+    return guarded(L, [&] {                   \
+      auto a = tensor_or_scalar(L, 1, #NAME); \
+      auto b = tensor_or_scalar(L, 2, #NAME); \
+      push_tensor(L, EXPR);                   \
+      return 1;                               \
+    });                                       \
   }
 
-#define TENSOR_INPLACE_BINARY(NAME, EXPR)               \
-  int m_##NAME(lua_State* L) {                          \
-    return guarded(L, [&] {                             \
-      auto& a = self(L, #NAME);                         \
-      auto b = tensor_or_scalar(L, 2, #NAME);           \
-      EXPR;                                             \
-      lua_settop(L, 1);                                 \
-      return 1;                                         \
-    });                                                 \
+#define TENSOR_INPLACE_BINARY(NAME, EXPR)     \
+  int m_##NAME(lua_State* L) {                \
+    return guarded(L, [&] {                   \
+      auto& a = self(L, #NAME);               \
+      auto b = tensor_or_scalar(L, 2, #NAME); \
+      EXPR;                                   \
+      lua_settop(L, 1);                       \
+      return 1;                               \
+    });                                       \
   }
 
 TENSOR_BINARY(add, a + b)
 TENSOR_BINARY(sub, a - b)
-TENSOR_BINARY(mul, a * b)
+TENSOR_BINARY(mul, a* b)
 TENSOR_BINARY(div, a / b)
 TENSOR_BINARY(pow, a.dim() == 0 && !test_tensor(L, 1) ? torch::pow(a.item(), b) : torch::pow(a, b))
 TENSOR_BINARY(fmod, torch::fmod(a, b))
@@ -659,7 +706,8 @@ int m_permute(lua_State* L) {
 int m_transpose(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "transpose");
-    push_tensor(L, x.transpose(check_dim(L, 2, x.dim(), "transpose"), check_dim(L, 3, x.dim(), "transpose")));
+    push_tensor(L, x.transpose(check_dim(L, 2, x.dim(), "transpose"),
+                               check_dim(L, 3, x.dim(), "transpose")));
     return 1;
   });
 }
@@ -675,7 +723,8 @@ int m_unsqueeze(lua_State* L) {
 int m_squeeze(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "squeeze");
-    push_tensor(L, lua_isnoneornil(L, 2) ? x.squeeze() : x.squeeze(check_dim(L, 2, x.dim(), "squeeze")));
+    push_tensor(
+        L, lua_isnoneornil(L, 2) ? x.squeeze() : x.squeeze(check_dim(L, 2, x.dim(), "squeeze")));
     return 1;
   });
 }
@@ -726,31 +775,79 @@ int reduction(lua_State* L, const char* name) {
   });
 }
 
-Tensor all_sum(const Tensor& x) { return x.sum(); }
-Tensor dim_sum(const Tensor& x, int64_t d, bool k) { return x.sum(d, k); }
-Tensor all_mean(const Tensor& x) { return x.mean(); }
-Tensor dim_mean(const Tensor& x, int64_t d, bool k) { return x.mean(d, k); }
-Tensor all_prod(const Tensor& x) { return x.prod(); }
-Tensor dim_prod(const Tensor& x, int64_t d, bool k) { return x.prod(d, k); }
-Tensor all_std(const Tensor& x) { return x.std(); }
-Tensor dim_std(const Tensor& x, int64_t d, bool k) { return x.std(d, true, k); }
-Tensor all_var(const Tensor& x) { return x.var(); }
-Tensor dim_var(const Tensor& x, int64_t d, bool k) { return x.var(d, true, k); }
-Tensor all_logsumexp(const Tensor& x) { return x.flatten().logsumexp(0); }
-Tensor dim_logsumexp(const Tensor& x, int64_t d, bool k) { return x.logsumexp(d, k); }
-Tensor all_argmax(const Tensor& x) { return x.argmax() + 1; }
-Tensor dim_argmax(const Tensor& x, int64_t d, bool k) { return x.argmax(d, k) + 1; }
-Tensor all_argmin(const Tensor& x) { return x.argmin() + 1; }
-Tensor dim_argmin(const Tensor& x, int64_t d, bool k) { return x.argmin(d, k) + 1; }
+Tensor all_sum(const Tensor& x) {
+  return x.sum();
+}
+Tensor dim_sum(const Tensor& x, int64_t d, bool k) {
+  return x.sum(d, k);
+}
+Tensor all_mean(const Tensor& x) {
+  return x.mean();
+}
+Tensor dim_mean(const Tensor& x, int64_t d, bool k) {
+  return x.mean(d, k);
+}
+Tensor all_prod(const Tensor& x) {
+  return x.prod();
+}
+Tensor dim_prod(const Tensor& x, int64_t d, bool k) {
+  return x.prod(d, k);
+}
+Tensor all_std(const Tensor& x) {
+  return x.std();
+}
+Tensor dim_std(const Tensor& x, int64_t d, bool k) {
+  return x.std(d, true, k);
+}
+Tensor all_var(const Tensor& x) {
+  return x.var();
+}
+Tensor dim_var(const Tensor& x, int64_t d, bool k) {
+  return x.var(d, true, k);
+}
+Tensor all_logsumexp(const Tensor& x) {
+  return x.flatten().logsumexp(0);
+}
+Tensor dim_logsumexp(const Tensor& x, int64_t d, bool k) {
+  return x.logsumexp(d, k);
+}
+Tensor all_argmax(const Tensor& x) {
+  return x.argmax() + 1;
+}
+Tensor dim_argmax(const Tensor& x, int64_t d, bool k) {
+  return x.argmax(d, k) + 1;
+}
+Tensor all_argmin(const Tensor& x) {
+  return x.argmin() + 1;
+}
+Tensor dim_argmin(const Tensor& x, int64_t d, bool k) {
+  return x.argmin(d, k) + 1;
+}
 
-int m_sum(lua_State* L) { return reduction<all_sum, dim_sum>(L, "sum"); }
-int m_mean(lua_State* L) { return reduction<all_mean, dim_mean>(L, "mean"); }
-int m_prod(lua_State* L) { return reduction<all_prod, dim_prod>(L, "prod"); }
-int m_std(lua_State* L) { return reduction<all_std, dim_std>(L, "std"); }
-int m_var(lua_State* L) { return reduction<all_var, dim_var>(L, "var"); }
-int m_logsumexp(lua_State* L) { return reduction<all_logsumexp, dim_logsumexp>(L, "logsumexp"); }
-int m_argmax(lua_State* L) { return reduction<all_argmax, dim_argmax>(L, "argmax"); }
-int m_argmin(lua_State* L) { return reduction<all_argmin, dim_argmin>(L, "argmin"); }
+int m_sum(lua_State* L) {
+  return reduction<all_sum, dim_sum>(L, "sum");
+}
+int m_mean(lua_State* L) {
+  return reduction<all_mean, dim_mean>(L, "mean");
+}
+int m_prod(lua_State* L) {
+  return reduction<all_prod, dim_prod>(L, "prod");
+}
+int m_std(lua_State* L) {
+  return reduction<all_std, dim_std>(L, "std");
+}
+int m_var(lua_State* L) {
+  return reduction<all_var, dim_var>(L, "var");
+}
+int m_logsumexp(lua_State* L) {
+  return reduction<all_logsumexp, dim_logsumexp>(L, "logsumexp");
+}
+int m_argmax(lua_State* L) {
+  return reduction<all_argmax, dim_argmax>(L, "argmax");
+}
+int m_argmin(lua_State* L) {
+  return reduction<all_argmin, dim_argmin>(L, "argmin");
+}
 
 // x:max() -> tensor; x:max(dim) -> values, indices (1-based); x:max(other) -> elementwise.
 template <bool IsMax>
@@ -768,8 +865,8 @@ int m_extreme(lua_State* L) {
     }
     const int64_t dim = check_dim(L, 2, x.dim(), name);
     Options o(L, 3, name, {"keepdim"});
-    auto [values, indices] = IsMax ? x.max(dim, o.boolean("keepdim", false))
-                                   : x.min(dim, o.boolean("keepdim", false));
+    auto [values, indices] =
+        IsMax ? x.max(dim, o.boolean("keepdim", false)) : x.min(dim, o.boolean("keepdim", false));
     push_tensor(L, values);
     push_tensor(L, indices + 1);
     return 2;
@@ -828,7 +925,8 @@ void push_table_of(lua_State* L, const Tensor& t, bool is_bool) {
 int m_totable(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "totable");
-    push_table_of(L, x.detach().to(torch::kCPU).to(torch::kFloat64), x.scalar_type() == torch::kBool);
+    push_table_of(L, x.detach().to(torch::kCPU).to(torch::kFloat64),
+                  x.scalar_type() == torch::kBool);
     return 1;
   });
 }
@@ -906,55 +1004,136 @@ int m_eq_identity(lua_State* L) {
   return 1;
 }
 
-const luaL_Reg kMethods[] = {
-    {"add", m_add}, {"sub", m_sub}, {"mul", m_mul}, {"div", m_div}, {"pow", m_pow},
-    {"fmod", m_fmod}, {"remainder", m_remainder},
-    {"eq", m_eq}, {"ne", m_ne}, {"lt", m_lt}, {"le", m_le}, {"gt", m_gt}, {"ge", m_ge},
-    {"maximum", m_maximum}, {"minimum", m_minimum}, {"matmul", m_matmul}, {"mm", m_mm}, {"dot", m_dot},
-    {"add_", m_add_}, {"sub_", m_sub_}, {"mul_", m_mul_}, {"div_", m_div_}, {"fill_", m_fill_},
-    {"copy_", m_copy_}, {"zero_", m_zero_},
-    {"neg", m_neg}, {"abs", m_abs}, {"exp", m_exp}, {"log", m_log}, {"sqrt", m_sqrt},
-    {"rsqrt", m_rsqrt}, {"square", m_square}, {"sin", m_sin}, {"cos", m_cos}, {"floor", m_floor},
-    {"ceil", m_ceil}, {"round", m_round}, {"sign", m_sign}, {"relu", m_relu},
-    {"sigmoid", m_sigmoid}, {"tanh", m_tanh}, {"logical_not", m_logical_not},
-    {"clone", m_clone}, {"contiguous", m_contiguous}, {"detach", m_detach}, {"t", m_t},
-    {"float", m_float}, {"double", m_double}, {"half", m_half}, {"bfloat16", m_bfloat16},
-    {"long", m_long}, {"int", m_int}, {"bool", m_bool}, {"byte", m_byte},
-    {"size", m_size}, {"dim", m_dim}, {"numel", m_numel}, {"dtype", m_dtype}, {"device", m_device},
-    {"view", m_view}, {"reshape", m_reshape}, {"expand", m_expand}, {"flatten", m_flatten},
-    {"permute", m_permute}, {"transpose", m_transpose}, {"unsqueeze", m_unsqueeze},
-    {"squeeze", m_squeeze}, {"narrow", m_narrow}, {"select", m_select}, {"chunk", m_chunk},
-    {"sum", m_sum}, {"mean", m_mean}, {"prod", m_prod}, {"std", m_std}, {"var", m_var},
-    {"logsumexp", m_logsumexp}, {"argmax", m_argmax}, {"argmin", m_argmin},
-    {"max", m_extreme<true>}, {"min", m_extreme<false>},
-    {"softmax", m_softmax}, {"log_softmax", m_log_softmax},
-    {"item", m_item}, {"totable", m_totable}, {"to", m_to},
-    {"requires_grad", m_requires_grad}, {"is_requires_grad", m_is_requires_grad},
-    {"backward", m_backward},
-    {nullptr, nullptr}};
+const luaL_Reg kMethods[] = {{"add", m_add},
+                             {"sub", m_sub},
+                             {"mul", m_mul},
+                             {"div", m_div},
+                             {"pow", m_pow},
+                             {"fmod", m_fmod},
+                             {"remainder", m_remainder},
+                             {"eq", m_eq},
+                             {"ne", m_ne},
+                             {"lt", m_lt},
+                             {"le", m_le},
+                             {"gt", m_gt},
+                             {"ge", m_ge},
+                             {"maximum", m_maximum},
+                             {"minimum", m_minimum},
+                             {"matmul", m_matmul},
+                             {"mm", m_mm},
+                             {"dot", m_dot},
+                             {"add_", m_add_},
+                             {"sub_", m_sub_},
+                             {"mul_", m_mul_},
+                             {"div_", m_div_},
+                             {"fill_", m_fill_},
+                             {"copy_", m_copy_},
+                             {"zero_", m_zero_},
+                             {"neg", m_neg},
+                             {"abs", m_abs},
+                             {"exp", m_exp},
+                             {"log", m_log},
+                             {"sqrt", m_sqrt},
+                             {"rsqrt", m_rsqrt},
+                             {"square", m_square},
+                             {"sin", m_sin},
+                             {"cos", m_cos},
+                             {"floor", m_floor},
+                             {"ceil", m_ceil},
+                             {"round", m_round},
+                             {"sign", m_sign},
+                             {"relu", m_relu},
+                             {"sigmoid", m_sigmoid},
+                             {"tanh", m_tanh},
+                             {"logical_not", m_logical_not},
+                             {"clone", m_clone},
+                             {"contiguous", m_contiguous},
+                             {"detach", m_detach},
+                             {"t", m_t},
+                             {"float", m_float},
+                             {"double", m_double},
+                             {"half", m_half},
+                             {"bfloat16", m_bfloat16},
+                             {"long", m_long},
+                             {"int", m_int},
+                             {"bool", m_bool},
+                             {"byte", m_byte},
+                             {"size", m_size},
+                             {"dim", m_dim},
+                             {"numel", m_numel},
+                             {"dtype", m_dtype},
+                             {"device", m_device},
+                             {"view", m_view},
+                             {"reshape", m_reshape},
+                             {"expand", m_expand},
+                             {"flatten", m_flatten},
+                             {"permute", m_permute},
+                             {"transpose", m_transpose},
+                             {"unsqueeze", m_unsqueeze},
+                             {"squeeze", m_squeeze},
+                             {"narrow", m_narrow},
+                             {"select", m_select},
+                             {"chunk", m_chunk},
+                             {"sum", m_sum},
+                             {"mean", m_mean},
+                             {"prod", m_prod},
+                             {"std", m_std},
+                             {"var", m_var},
+                             {"logsumexp", m_logsumexp},
+                             {"argmax", m_argmax},
+                             {"argmin", m_argmin},
+                             {"max", m_extreme<true>},
+                             {"min", m_extreme<false>},
+                             {"softmax", m_softmax},
+                             {"log_softmax", m_log_softmax},
+                             {"item", m_item},
+                             {"totable", m_totable},
+                             {"to", m_to},
+                             {"requires_grad", m_requires_grad},
+                             {"is_requires_grad", m_is_requires_grad},
+                             {"backward", m_backward},
+                             {nullptr, nullptr}};
 
-const luaL_Reg kMeta[] = {
-    {"__add", m_add}, {"__sub", m_sub}, {"__mul", m_mul}, {"__div", m_div}, {"__mod", m_remainder},
-    {"__pow", m_pow}, {"__unm", m_neg}, {"__tostring", m_tostring}, {"__len", m_len},
-    {"__eq", m_eq_identity}, {"__newindex", tensor_newindex},
-    {nullptr, nullptr}};
+const luaL_Reg kMeta[] = {{"__add", m_add},
+                          {"__sub", m_sub},
+                          {"__mul", m_mul},
+                          {"__div", m_div},
+                          {"__mod", m_remainder},
+                          {"__pow", m_pow},
+                          {"__unm", m_neg},
+                          {"__tostring", m_tostring},
+                          {"__len", m_len},
+                          {"__eq", m_eq_identity},
+                          {"__newindex", tensor_newindex},
+                          {nullptr, nullptr}};
 
 // Functions of the torch table that mirror a method taking the tensor first.
-const char* kMirrored[] = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt",
-                           "ge", "maximum", "minimum", "matmul", "mm", "dot", "abs", "exp",
-                           "log", "sqrt", "relu", "sigmoid", "tanh", "sum", "mean", "max",
-                           "min", "argmax", "argmin", "softmax", "log_softmax", "flatten",
-                           "reshape", "transpose", "squeeze", "unsqueeze", "clone", "t",
-                           "chunk", "narrow", "select", "permute", "std", "var", "prod",
-                           "logsumexp"};
+const char* kMirrored[] = {
+    "add",     "sub",       "mul",     "div",       "pow",     "eq",       "ne",          "lt",
+    "le",      "gt",        "ge",      "maximum",   "minimum", "matmul",   "mm",          "dot",
+    "abs",     "exp",       "log",     "sqrt",      "relu",    "sigmoid",  "tanh",        "sum",
+    "mean",    "max",       "min",     "argmax",    "argmin",  "softmax",  "log_softmax", "flatten",
+    "reshape", "transpose", "squeeze", "unsqueeze", "clone",   "t",        "chunk",       "narrow",
+    "select",  "permute",   "std",     "var",       "prod",    "logsumexp"};
 
-const luaL_Reg kFunctions[] = {
-    {"tensor", t_tensor}, {"zeros", t_zeros}, {"ones", t_ones}, {"empty", t_empty},
-    {"full", t_full}, {"rand", t_rand}, {"randn", t_randn}, {"arange", t_arange},
-    {"linspace", t_linspace}, {"eye", t_eye}, {"manual_seed", t_manual_seed},
-    {"is_tensor", t_is_tensor}, {"cat", t_cat}, {"stack", t_stack}, {"where", t_where},
-    {"no_grad", t_grad_mode<false>}, {"enable_grad", t_grad_mode<true>},
-    {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
+                               {"zeros", t_zeros},
+                               {"ones", t_ones},
+                               {"empty", t_empty},
+                               {"full", t_full},
+                               {"rand", t_rand},
+                               {"randn", t_randn},
+                               {"arange", t_arange},
+                               {"linspace", t_linspace},
+                               {"eye", t_eye},
+                               {"manual_seed", t_manual_seed},
+                               {"is_tensor", t_is_tensor},
+                               {"cat", t_cat},
+                               {"stack", t_stack},
+                               {"where", t_where},
+                               {"no_grad", t_grad_mode<false>},
+                               {"enable_grad", t_grad_mode<true>},
+                               {nullptr, nullptr}};
 
 }  // namespace
 

@@ -49,7 +49,9 @@ Loss::Loss(Kind kind, Reduction reduction, double label_smoothing)
   }
 }
 
-std::string Loss::name() const { return kind_ == Kind::kNll ? "NLLLoss" : "CrossEntropyLoss"; }
+std::string Loss::name() const {
+  return kind_ == Kind::kNll ? "NLLLoss" : "CrossEntropyLoss";
+}
 
 torch::Tensor Loss::operator()(const torch::Tensor& output, const torch::Tensor& target) const {
   check_class_targets(name(), output, target);

@@ -35,6 +35,8 @@ torch::Tensor SequentialImpl::forward(torch::Tensor input) {
   return input;
 }
 
-void SequentialImpl::pretty_print(std::ostream& stream) const { stream << "Sequential"; }
+void SequentialImpl::pretty_print(std::ostream& stream) const {
+  stream << "Sequential";
+}
 
 }  // namespace engine::nn

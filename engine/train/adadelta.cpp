@@ -8,7 +8,8 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
                    AdadeltaOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<AdadeltaOptions>(defaults)) {
   if (defaults.lr() < 0) throw core::UsageError("Adadelta: lr must be >= 0");
-  if (defaults.rho() < 0 || defaults.rho() > 1) throw core::UsageError("Adadelta: rho must be in [0, 1]");
+  if (defaults.rho() < 0 || defaults.rho() > 1)
+    throw core::UsageError("Adadelta: rho must be in [0, 1]");
   if (defaults.eps() < 0) throw core::UsageError("Adadelta: eps must be >= 0");
   if (defaults.weight_decay() < 0) throw core::UsageError("Adadelta: weight_decay must be >= 0");
 }

@@ -20,8 +20,7 @@ struct AdadeltaOptions : public torch::optim::OptimizerCloneableOptions<Adadelta
   void set_lr(const double lr) override { this->lr(lr); }
 };
 
-struct AdadeltaParamState
-    : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
+struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
   TORCH_ARG(torch::Tensor, square_avg);
   TORCH_ARG(torch::Tensor, acc_delta);
   TORCH_ARG(int64_t, step) = 0;

@@ -19,10 +19,10 @@
 namespace engine::train {
 
 struct TrainerOptions {
-  int64_t epochs = 1;     // used when steps is 0
-  int64_t steps = 0;      // total optimizer steps; 0: run `epochs` full epochs
+  int64_t epochs = 1;                // used when steps is 0
+  int64_t steps = 0;                 // total optimizer steps; 0: run `epochs` full epochs
   int64_t validate_every_steps = 0;  // 0: validate at the end of every epoch
-  int64_t log_every = 50;  // steps between logged training-metric rows
+  int64_t log_every = 50;            // steps between logged training-metric rows
 };
 
 struct TrainSpec {

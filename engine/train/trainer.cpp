@@ -10,9 +10,12 @@ namespace engine::train {
 namespace {
 
 void check_spec(const TrainSpec& spec) {
-  if (!spec.model.module || !spec.model.forward) throw core::UsageError("the script defines no model");
-  if (!spec.train_data) throw core::UsageError("the script's data function returned no 'train' pipeline");
-  if (!spec.train_data->batched()) throw core::UsageError("the 'train' pipeline must be batched (:batch(n))");
+  if (!spec.model.module || !spec.model.forward)
+    throw core::UsageError("the script defines no model");
+  if (!spec.train_data)
+    throw core::UsageError("the script's data function returned no 'train' pipeline");
+  if (!spec.train_data->batched())
+    throw core::UsageError("the 'train' pipeline must be batched (:batch(n))");
   if (spec.validation_data && !spec.validation_data->batched()) {
     throw core::UsageError("the 'validation' pipeline must be batched (:batch(n))");
   }
@@ -137,7 +140,8 @@ TrainResult Trainer::run() {
     if (opts.validate_every_steps == 0) run_validation(step, epoch_end);
     summary.seconds = epoch_clock.seconds();
     summary.samples_per_second = summary.seconds > 0 ? samples / summary.seconds : 0;
-    summary.loader_wait_fraction = summary.seconds > 0 ? reader.wait_seconds() / summary.seconds : 0;
+    summary.loader_wait_fraction =
+        summary.seconds > 0 ? reader.wait_seconds() / summary.seconds : 0;
     summary.train = epoch_metrics.averages();
     summary.validation = last_validation_;
     for (auto* o : observers_) o->on_epoch_end(summary);

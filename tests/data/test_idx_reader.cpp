@@ -18,7 +18,9 @@ std::string error_of(const std::function<void()>& f) {
   return "(no DataError)";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -101,7 +103,8 @@ TEST_CASE("MNIST folders load as 1x28x28 images and int64 labels") {
 TEST_CASE("an MNIST folder whose label count differs from its image count is refused") {
   const auto dir = test::scratch_dir("mnist-mismatch");
   test::write_mnist(dir, "train", 6);
-  test::write_bytes(dir + "/train-labels-idx1-ubyte.gz", test::idx_bytes({5}, {1, 2, 3, 4, 5}), true);
+  test::write_bytes(dir + "/train-labels-idx1-ubyte.gz", test::idx_bytes({5}, {1, 2, 3, 4, 5}),
+                    true);
   auto msg = error_of([&] { data::load_mnist(dir, "train"); });
   CHECK(contains(msg, "train-labels-idx1-ubyte.gz"));
   CHECK(contains(msg, "5 labels"));

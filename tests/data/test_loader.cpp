@@ -16,7 +16,8 @@ data::Pipeline numbered(int64_t n) {
   return data::Pipeline(std::make_shared<data::TensorSource>(input, target, "numbered"));
 }
 
-std::vector<int64_t> epoch_targets(const data::Pipeline& p, uint64_t seed, int64_t epoch, int64_t first = 0) {
+std::vector<int64_t> epoch_targets(const data::Pipeline& p, uint64_t seed, int64_t epoch,
+                                   int64_t first = 0) {
   data::EpochReader reader(p, seed, epoch, first);
   std::vector<int64_t> out;
   while (auto b = reader.next()) {
@@ -57,7 +58,9 @@ TEST_CASE("an epoch can start at any batch and continues in the same order") {
 TEST_CASE("a worker's error reaches the consumer") {
   struct Failing : data::Source {
     int64_t size() const override { return 10; }
-    data::Batch gather(const torch::Tensor&) const override { throw core::DataError("broken sample"); }
+    data::Batch gather(const torch::Tensor&) const override {
+      throw core::DataError("broken sample");
+    }
     std::string describe() const override { return "failing"; }
   };
   data::Pipeline p(std::make_shared<Failing>());

@@ -121,7 +121,25 @@ describe('optimizers and schedulers', function()
     sched:step()
     near(opt:lr(), 0.5)
     fails(function() optim.SGD(p:parameters(), {momentum = 0.9}) end, "'lr' is required")
+    fails(function() optim.StepLR(opt, {gamma = 0.5}) end, "'step_size' is required")
     fails(function() optim.SGD(p:parameters(), {lr = 0.1, mom = 1}) end, "unknown option 'mom'")
+  end)
+end)
+
+describe('Adam and AdamW', function()
+  it('take a step that lowers a quadratic loss', function()
+    for _, make in ipairs({optim.Adam, optim.AdamW}) do
+      local w = nn.Parameter(torch.tensor{3.0, -2.0})
+      local opt = make({w}, {lr = 0.1})
+      for _ = 1, 20 do
+        opt:zero_grad()
+        local loss = (w * w):sum()
+        loss:backward()
+        opt:step()
+      end
+      equal((w * w):sum():item() < 13 * 0.5, true, tostring(opt))
+    end
+    fails(function() optim.Adam({nn.Parameter(torch.ones(1))}, {betas = {0.9}}) end, 'betas must be a pair')
   end)
 end)
 

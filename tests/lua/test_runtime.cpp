@@ -50,14 +50,17 @@ TEST_CASE("every binding leaves the Lua stack as it found it, even when it raise
 TEST_CASE("C++ exceptions reach Lua with their message, never as 'C++ exception'") {
   lua::Runtime runtime;
   const auto dir = test::scratch_dir("lua-errors");
-  auto path = write_script(dir, "a.lua", "local torch = require 'torch'\n"
-                                         "local ok, err = pcall(function() local t = torch.zeros(2, 3, {dtype = 'float8'}); return t end)\n"
-                                         "assert(not ok)\n"
-                                         "assert(err:find('unknown dtype'), err)\n"
-                                         "assert(err:find('a.lua:2:'), err)\n"
-                                         "local ok2, err2 = pcall(function() return torch.ones(2, 3):matmul(torch.ones(2, 3)) end)\n"
-                                         "assert(not ok2 and err2:find('cannot be multiplied'), err2)\n"
-                                         "assert(not err2:find('C%+%+ exception'), err2)\n");
+  auto path = write_script(
+      dir, "a.lua",
+      "local torch = require 'torch'\n"
+      "local ok, err = pcall(function() local t = torch.zeros(2, 3, {dtype = 'float8'}); return t "
+      "end)\n"
+      "assert(not ok)\n"
+      "assert(err:find('unknown dtype'), err)\n"
+      "assert(err:find('a.lua:2:'), err)\n"
+      "local ok2, err2 = pcall(function() return torch.ones(2, 3):matmul(torch.ones(2, 3)) end)\n"
+      "assert(not ok2 and err2:find('cannot be multiplied'), err2)\n"
+      "assert(not err2:find('C%+%+ exception'), err2)\n");
   CHECK_NOTHROW(runtime.run_file(path, 0));
 }
 
@@ -71,7 +74,8 @@ TEST_CASE("script errors become ScriptErrors with file, line and traceback") {
   } catch (const core::ScriptError& e) {
     CHECK(std::string(e.what()).find("syntax.lua:2:") != std::string::npos);
   }
-  auto runtime_error = write_script(dir, "boom.lua", "local function f()\n  error('boom')\nend\nf()\n");
+  auto runtime_error =
+      write_script(dir, "boom.lua", "local function f()\n  error('boom')\nend\nf()\n");
   try {
     runtime.run_file(runtime_error, 0);
     FAIL("expected ScriptError");
@@ -85,10 +89,11 @@ TEST_CASE("script errors become ScriptErrors with file, line and traceback") {
 TEST_CASE("option tables reject unknown keys and name the accepted ones") {
   lua::Runtime runtime;
   const auto dir = test::scratch_dir("lua-options");
-  auto path = write_script(dir, "o.lua", "local nn = require 'nn'\n"
-                                         "local ok, err = pcall(nn.Conv2d, 1, 2, 3, {strid = 2})\n"
-                                         "assert(not ok)\n"
-                                         "assert(err:find(\"unknown option 'strid'\"), err)\n"
-                                         "assert(err:find('stride, padding'), err)\n");
+  auto path = write_script(dir, "o.lua",
+                           "local nn = require 'nn'\n"
+                           "local ok, err = pcall(nn.Conv2d, 1, 2, 3, {strid = 2})\n"
+                           "assert(not ok)\n"
+                           "assert(err:find(\"unknown option 'strid'\"), err)\n"
+                           "assert(err:find('stride, padding'), err)\n");
   CHECK_NOTHROW(runtime.run_file(path, 0));
 }

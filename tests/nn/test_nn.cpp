@@ -47,17 +47,21 @@ TEST_CASE("the module tree shows names, layers and parameter counts") {
   seq->push_back(AnyModule(torch::nn::Linear(2, 2)));
   const auto tree = nn::describe_tree(*seq);
   CHECK(tree.find("Sequential  [6 params]") == 0);
-  CHECK(tree.find("(0): Linear(in_features=2, out_features=2, bias=true)  [6 params]") != std::string::npos);
+  CHECK(tree.find("(0): Linear(in_features=2, out_features=2, bias=true)  [6 params]") !=
+        std::string::npos);
 }
 
 TEST_CASE("losses match libtorch and reject bad targets with both shapes") {
   auto out = torch::log_softmax(torch::randn({4, 3}), 1);
   auto target = torch::tensor({0, 2, 1, 2}, torch::kInt64);
   nn::Loss nll(nn::Loss::Kind::kNll);
-  CHECK(nll(out, target).item<double>() == doctest::Approx(torch::nll_loss(out, target).item<double>()));
+  CHECK(nll(out, target).item<double>() ==
+        doctest::Approx(torch::nll_loss(out, target).item<double>()));
   nn::Loss ce(nn::Loss::Kind::kCrossEntropy);
-  CHECK(ce(out, target).item<double>() == doctest::Approx(torch::cross_entropy_loss(out, target).item<double>()));
-  CHECK(nn::Loss(nn::Loss::Kind::kNll, nn::Reduction::kNone)(out, target).sizes().vec() == std::vector<int64_t>{4});
+  CHECK(ce(out, target).item<double>() ==
+        doctest::Approx(torch::cross_entropy_loss(out, target).item<double>()));
+  CHECK(nn::Loss(nn::Loss::Kind::kNll, nn::Reduction::kNone)(out, target).sizes().vec() ==
+        std::vector<int64_t>{4});
 
   auto message = [&](const torch::Tensor& o, const torch::Tensor& t) -> std::string {
     try {
@@ -67,7 +71,8 @@ TEST_CASE("losses match libtorch and reject bad targets with both shapes") {
     }
     return "";
   };
-  CHECK(message(out, torch::tensor({0, 3, 1, 2}, torch::kInt64)).find("class 4 is out of range 1..3") != std::string::npos);
+  CHECK(message(out, torch::tensor({0, 3, 1, 2}, torch::kInt64))
+            .find("class 4 is out of range 1..3") != std::string::npos);
   CHECK(message(out, torch::tensor({0, 1}, torch::kInt64)).find("target [2]") != std::string::npos);
   CHECK(message(out, torch::zeros({4})).find("int64") != std::string::npos);
 }

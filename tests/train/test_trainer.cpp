@@ -38,11 +38,13 @@ train::TrainSpec blob_spec(uint64_t seed) {
   train::TrainSpec spec;
   spec.name = "blobs";
   spec.seed = seed;
-  spec.model = nn::Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }};
+  spec.model =
+      nn::Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }};
   spec.train_data = data::Pipeline(source).shuffle().batch(32);
   spec.validation_data = data::Pipeline(source).batch(100);
   spec.loss = std::make_shared<nn::Loss>(nn::Loss::Kind::kNll);
-  spec.optimizer = std::make_shared<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  spec.optimizer = std::make_shared<torch::optim::SGD>(
+      net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
   spec.metrics = {"accuracy", "top2"};
   spec.options.epochs = 4;
   spec.options.log_every = 3;
