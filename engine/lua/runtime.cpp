@@ -234,7 +234,8 @@ void Options::push(const char* key) const {
   if (index_ == 0) {
     lua_pushnil(L_);
   } else {
-    lua_getfield(L_, index_, key);
+    lua_pushstring(L_, key);  // raw: no metamethod may raise while C++ objects are alive
+    lua_rawget(L_, index_);
   }
 }
 
