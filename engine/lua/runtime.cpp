@@ -151,6 +151,9 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
     lua_pop(L, 1);
     return;
   }
+  lua_pushlightuserdata(L, const_cast<char*>(name));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
   if (meta) luaL_setfuncs(L, meta, 0);
   lua_pushcfunction(L, gc);
   lua_setfield(L, -2, "__gc");

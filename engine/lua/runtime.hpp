@@ -91,13 +91,31 @@ inline int absolute_index(lua_State* L, int index) {
 // A type exposed to Lua lives inside its userdata (placement new); __gc runs its destructor.
 // Each type names itself with a static `kTypeName` member.
 
+// Pushes the metatable of a type defined with define_type. The registry holds it under the
+// address of the type's name as well as under the name: a light userdata key needs no string
+// hashing, which matters on paths taken once per tensor operation.
+inline void push_metatable(lua_State* L, const char* type_name) {
+  lua_pushlightuserdata(L, const_cast<char*>(type_name));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
+// The userdata at index when its metatable is the type's, else nullptr. Raises nothing.
+inline void* test_userdata(lua_State* L, int index, const char* type_name) {
+  if (lua_type(L, index) != LUA_TUSERDATA || !lua_getmetatable(L, index)) return nullptr;
+  push_metatable(L, type_name);
+  const bool same = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  return same ? lua_touserdata(L, index) : nullptr;
+}
+
 template <class T>
 int gc_userdata(lua_State* L) {
-  if (auto* p = static_cast<T*>(luaL_testudata(L, 1, T::kTypeName))) p->~T();
+  if (auto* p = static_cast<T*>(test_userdata(L, 1, T::kTypeName))) p->~T();
   return 0;
 }
 
-// Creates a type's metatable (once) with methods and metamethods. Methods are looked up through
+// Creates a type's metatable (once) with methods and metamethods; `name` must be the type's
+// kTypeName (its address is a registry key, see push_metatable). Methods are looked up through
 // __index; with `index` given, __index is that function with the methods table as upvalue 1
 // (for types that also answer x[i]). The methods table is also kept as field __methods.
 void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
@@ -107,13 +125,14 @@ template <class T, class... Args>
 T& push_new(lua_State* L, Args&&... args) {
   void* memory = lua_newuserdata(L, sizeof(T));
   T* object = new (memory) T(std::forward<Args>(args)...);
-  luaL_setmetatable(L, T::kTypeName);
+  push_metatable(L, T::kTypeName);
+  lua_setmetatable(L, -2);
   return *object;
 }
 
 template <class T>
 T* test(lua_State* L, int index) {
-  return static_cast<T*>(luaL_testudata(L, index, T::kTypeName));
+  return static_cast<T*>(test_userdata(L, index, T::kTypeName));
 }
 
 // The Lua type name of the value at index, for messages ("number", "Tensor", "table").

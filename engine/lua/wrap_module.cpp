@@ -704,7 +704,7 @@ const luaL_Reg kFunctions[] = {{"Linear", l_linear},
 int open_nn_core(lua_State* L) {
   define_type(L, ModuleBox::kTypeName, kModuleMethods, kModuleMeta, gc_userdata<ModuleBox>,
               module_index);
-  luaL_getmetatable(L, ModuleBox::kTypeName);
+  push_metatable(L, ModuleBox::kTypeName);
   static const luaL_Reg loss_meta[] = {
       {"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};
   define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);

@@ -1139,7 +1139,7 @@ const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
 
 int open_torch(lua_State* L) {
   define_type(L, TensorBox::kTypeName, kMethods, kMeta, gc_userdata<TensorBox>, tensor_index);
-  luaL_getmetatable(L, TensorBox::kTypeName);
+  push_metatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
   luaL_setfuncs(L, kFunctions, 0);
