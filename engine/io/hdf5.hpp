@@ -37,7 +37,7 @@ std::string library_version();
 // Silences HDF5's own error printing; our exceptions say what failed.
 void quiet_errors();
 
-Handle create_file(const std::string& path);
+Handle create_file(const std::string& path, bool overwrite = false);
 Handle open_file(const std::string& path, bool writable);
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);

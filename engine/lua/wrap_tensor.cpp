@@ -849,6 +849,22 @@ int m_argmin(lua_State* L) {
   return reduction<all_argmin, dim_argmin>(L, "argmin");
 }
 
+Tensor all_all(const Tensor& x) { return x.all(); }
+Tensor dim_all(const Tensor& x, int64_t d, bool k) { return x.all(d, k); }
+Tensor all_any(const Tensor& x) { return x.any(); }
+Tensor dim_any(const Tensor& x, int64_t d, bool k) { return x.any(d, k); }
+int m_all(lua_State* L) { return reduction<all_all, dim_all>(L, "all"); }
+int m_any(lua_State* L) { return reduction<all_any, dim_any>(L, "any"); }
+
+// x:equal(y): true when both have the same size and elements (torch.equal).
+int m_equal(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "equal");
+    lua_pushboolean(L, x.equal(check_tensor(L, 2, "equal")));
+    return 1;
+  });
+}
+
 // x:max() -> tensor; x:max(dim) -> values, indices (1-based); x:max(other) -> elementwise.
 template <bool IsMax>
 int m_extreme(lua_State* L) {
@@ -1082,6 +1098,9 @@ const luaL_Reg kMethods[] = {{"add", m_add},
                              {"logsumexp", m_logsumexp},
                              {"argmax", m_argmax},
                              {"argmin", m_argmin},
+                             {"all", m_all},
+                             {"any", m_any},
+                             {"equal", m_equal},
                              {"max", m_extreme<true>},
                              {"min", m_extreme<false>},
                              {"softmax", m_softmax},
@@ -1114,7 +1133,7 @@ const char* kMirrored[] = {
     "abs",     "exp",       "log",     "sqrt",      "relu",    "sigmoid",  "tanh",        "sum",
     "mean",    "max",       "min",     "argmax",    "argmin",  "softmax",  "log_softmax", "flatten",
     "reshape", "transpose", "squeeze", "unsqueeze", "clone",   "t",        "chunk",       "narrow",
-    "select",  "permute",   "std",     "var",       "prod",    "logsumexp"};
+    "select",  "permute",   "std",     "var",       "prod",    "logsumexp", "all", "any", "equal"};
 
 const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"zeros", t_zeros},
@@ -1143,6 +1162,7 @@ int open_torch(lua_State* L) {
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
   luaL_setfuncs(L, kFunctions, 0);
+  register_serialization(L);
   for (const char* name : kMirrored) {
     lua_getfield(L, -2, name);
     lua_setfield(L, -2, name);
