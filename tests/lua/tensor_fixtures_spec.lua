@@ -1,0 +1,138 @@
+-- The tensor API against PyTorch: tests/fixtures/tensor_ops.h5 holds inputs and PyTorch's
+-- outputs (tests/fixtures/generate_tensor_ops.py); each case below computes the same thing
+-- through the Lua API, with 1-based dims and indices. No expected value is typed in here.
+local here = arg[0]:match('(.*/)')
+package.path = here .. '?.lua;' .. package.path
+local spec = require 'spec'
+local torch = require 'torch'
+local nn = require 'nn'
+
+local fixtures = torch.load(here .. '../fixtures/tensor_ops.h5')
+
+local unpack = table.unpack or unpack
+
+-- Runs f on the inputs with gradients on; returns their gradients.
+local function grads(f, ...)
+  local inputs = {...}
+  for _, t in ipairs(inputs) do t:requires_grad() end
+  f(unpack(inputs))
+  local out = {}
+  for k, t in ipairs(inputs) do out[k] = t.grad end
+  return out
+end
+
+-- case name -> function(c) returning {out = ..., out2 = ..., grad_a = ...}
+local cases = {
+  add = function(c) return {out = c.a + c.b} end,
+  sub = function(c) return {out = c.a - c.b} end,
+  mul = function(c) return {out = c.a * c.b} end,
+  div = function(c) return {out = c.a / c.b} end,
+  add_broadcast = function(c) return {out = c.a + c.b} end,
+  add_number = function(c) return {out = c.a + 2.5} end,
+  number_div = function(c) return {out = 3 / c.a} end,
+  pow_number = function(c) return {out = c.a ^ 2} end,
+  pow_tensor = function(c) return {out = c.a ^ c.b} end,
+  neg = function(c) return {out = -c.a} end,
+  int_add_int = function(c) return {out = c.a + 3} end,
+  int_mul_float = function(c) return {out = c.a * 0.5} end,
+  int_div = function(c) return {out = c.a / 2} end,
+  remainder = function(c) return {out = c.a % 3} end,
+  maximum = function(c) return {out = c.a:maximum(c.b)} end,
+  where = function(c) return {out = torch.where(c.a:gt(0), c.a, c.b)} end,
+  sum = function(c) return {out = c.a:sum()} end,
+  sum_dim2 = function(c) return {out = c.a:sum(2)} end,
+  mean_dim1_keepdim = function(c) return {out = c.a:mean(1, {keepdim = true})} end,
+  prod_dim2 = function(c) return {out = c.a:prod(2)} end,
+  std = function(c) return {out = c.a:std()} end,
+  var_dim2 = function(c) return {out = c.a:var(-1)} end,
+  logsumexp_dim2 = function(c) return {out = c.a:logsumexp(2)} end,
+  max_dim2 = function(c) local v, i = c.a:max(2); return {out = v, out2 = i} end,
+  min_dim1 = function(c) local v, i = c.a:min(1); return {out = v, out2 = i} end,
+  argmax_dim2 = function(c) return {out = c.a:argmax(2)} end,
+  argmax_all = function(c) return {out = c.a:argmax()} end,
+  softmax_dim2 = function(c) return {out = c.a:softmax(2)} end,
+  log_softmax_dim2 = function(c) return {out = c.a:log_softmax(-1)} end,
+  view = function(c) return {out = c.a:view(6, 4)} end,
+  permute = function(c) return {out = c.a:permute(3, 1, 2)} end,
+  transpose = function(c) return {out = c.a:transpose(1, 3)} end,
+  narrow = function(c) return {out = c.a:narrow(3, 2, 2)} end,
+  select = function(c) return {out = c.a:select(2, 3)} end,
+  unsqueeze = function(c) return {out = c.a:unsqueeze(2)} end,
+  flatten = function(c) return {out = c.a:flatten(2)} end,
+  chunk = function(c) local x, y = c.a:chunk(2, 3); return {out = x, out2 = y} end,
+  cat = function(c) return {out = torch.cat({c.a, c.b}, 2)} end,
+  stack = function(c) return {out = torch.stack({c.a, c.b}, 1)} end,
+  index_range = function(c) return {out = c.a[{{}, {2, 3}, {}}]} end,
+  index_number = function(c) return {out = c.a[{2, 3}]} end,
+  matmul = function(c) return {out = c.a:matmul(c.b)} end,
+  mm = function(c) return {out = torch.mm(c.a, c.b)} end,
+  dot = function(c) return {out = c.a:dot(c.b)} end,
+  grad_mul_exp = function(c)
+    local g = grads(function(a, b) (a * b + a:exp()):sum():backward() end, c.a, c.b)
+    return {grad_a = g[1], grad_b = g[2]}
+  end,
+  grad_matmul_tanh = function(c)
+    local g = grads(function(a, b) a:matmul(b):tanh():sum():backward() end, c.a, c.b)
+    return {grad_a = g[1], grad_b = g[2]}
+  end,
+  grad_nll_log_softmax = function(c)
+    local g = grads(function(a) nn.NLLLoss()(a:log_softmax(2), c.b):backward() end, c.a)
+    return {grad_a = g[1]}
+  end,
+  grad_with_gradient = function(c)
+    local g = grads(function(a) (a * 3):backward(c.b) end, c.a)
+    return {grad_a = g[1]}
+  end,
+}
+for _, name in ipairs({'abs', 'exp', 'tanh', 'sigmoid', 'relu', 'sin', 'cos', 'floor', 'ceil', 'round',
+                       'sign', 'log', 'sqrt', 'rsqrt'}) do
+  cases[name] = function(c) return {out = c.a[name](c.a)} end
+end
+for _, name in ipairs({'eq', 'ne', 'lt', 'le', 'gt', 'ge'}) do
+  cases[name] = function(c) return {out = c.a[name](c.a, c.b)} end
+end
+
+-- Tolerances per dtype: relative and absolute, as torch.testing's defaults.
+local tolerance = {float32 = {1.3e-6, 1e-5}, float64 = {1e-7, 1e-7}}
+
+local function compare(name, key, actual, expected)
+  if not torch.is_tensor(actual) then error(('%s.%s: no %s computed'):format(name, key, key), 0) end
+  spec.equal(actual:dtype(), expected:dtype(), name .. '.' .. key .. ' dtype')
+  spec.same_list(actual:size(), expected:size(), name .. '.' .. key .. ' size')
+  local tol = tolerance[expected:dtype()]
+  if tol then
+    local a, e = actual:detach():double(), expected:double()
+    local bound = e:abs() * tol[1] + tol[2]
+    local ok = (a - e):abs():le(bound):all():item()
+    if not ok then
+      error(('%s.%s: max difference %g'):format(name, key, (a - e):abs():max():item()), 0)
+    end
+  elseif not actual:equal(expected) then
+    error(('%s.%s differs from PyTorch:\n%s\nexpected\n%s'):format(name, key, tostring(actual), tostring(expected)), 0)
+  end
+end
+
+spec.describe('tensor ops against PyTorch', function()
+  local names = {}
+  for name in pairs(fixtures) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    spec.it(name, function()
+      local c = fixtures[name]
+      local f = cases[name]
+      if not f then error('fixture case ' .. name .. ' has no Lua counterpart', 0) end
+      local inputs = {a = c.a and c.a:clone(), b = c.b and c.b:clone()}
+      local got = f(inputs)
+      for key, expected in pairs(c) do
+        if key ~= 'a' and key ~= 'b' then compare(name, key, got[key], expected) end
+      end
+    end)
+  end
+  spec.it('every Lua case has a fixture', function()
+    for name in pairs(cases) do
+      if not fixtures[name] then error('case ' .. name .. ' has no fixture: rerun the generator', 0) end
+    end
+  end)
+end)
+
+spec.finish()
