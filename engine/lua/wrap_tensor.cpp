@@ -303,6 +303,21 @@ int t_cat(lua_State* L) {
   });
 }
 
+// torch.einsum('ij,jk->ik', {a, b}) or torch.einsum('ij,jk->ik', a, b)
+int t_einsum(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string equation = check_string(L, 1, "torch.einsum");
+    std::vector<Tensor> operands;
+    if (lua_istable(L, 2) && !test_tensor(L, 2)) {
+      operands = tensor_list(L, 2, "torch.einsum");
+    } else {
+      for (int i = 2; i <= lua_gettop(L); ++i) operands.push_back(check_tensor(L, i, "torch.einsum"));
+    }
+    push_tensor(L, torch::einsum(equation, operands));
+    return 1;
+  });
+}
+
 int t_stack(lua_State* L) {
   return guarded(L, [&] {
     auto list = tensor_list(L, 1, "torch.stack");
@@ -571,6 +586,8 @@ TENSOR_BINARY(minimum, torch::minimum(a, b))
 TENSOR_BINARY(matmul, torch::matmul(a, b))
 TENSOR_BINARY(mm, torch::mm(a, b))
 TENSOR_BINARY(dot, torch::dot(a, b))
+TENSOR_BINARY(bmm, torch::bmm(a, b))
+TENSOR_BINARY(outer, torch::outer(a, b))
 
 TENSOR_INPLACE_BINARY(add_, a.add_(b))
 TENSOR_INPLACE_BINARY(sub_, a.sub_(b))
@@ -756,6 +773,180 @@ int m_chunk(lua_State* L) {
     auto parts = x.chunk(n, dim);
     for (auto& p : parts) push_tensor(L, p);
     return static_cast<int>(parts.size());
+  });
+}
+
+// Index tensors are 1-based in Lua: these convert them, checking the range in Lua's terms.
+Tensor zero_based_index(const Tensor& index, int64_t size, const char* function) {
+  if (index.scalar_type() != torch::kInt64 && index.scalar_type() != torch::kInt32) {
+    throw ArgumentError(std::string(function) + ": index must be an integer tensor, got " +
+                        core::dtype_name(index.scalar_type()));
+  }
+  if (index.numel() > 0) {
+    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
+    if (lo < 1 || hi > size) {
+      throw ArgumentError(std::string(function) + ": index " + std::to_string(lo < 1 ? lo : hi) +
+                          " is out of range 1.." + std::to_string(size));
+    }
+  }
+  return index.to(torch::kInt64) - 1;
+}
+
+int m_index_select(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "index_select");
+    const int64_t dim = check_dim(L, 2, x.dim(), "index_select");
+    auto index = zero_based_index(check_tensor(L, 3, "index_select"), x.size(dim), "index_select");
+    push_tensor(L, x.index_select(dim, index));
+    return 1;
+  });
+}
+
+int m_gather(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "gather");
+    const int64_t dim = check_dim(L, 2, x.dim(), "gather");
+    auto index = zero_based_index(check_tensor(L, 3, "gather"), x.size(dim), "gather");
+    push_tensor(L, x.gather(dim, index));
+    return 1;
+  });
+}
+
+// x:scatter(dim, index, src) with src a tensor or a number.
+int m_scatter(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "scatter");
+    const int64_t dim = check_dim(L, 2, x.dim(), "scatter");
+    auto index = zero_based_index(check_tensor(L, 3, "scatter"), x.size(dim), "scatter");
+    if (auto* src = test_tensor(L, 4)) {
+      push_tensor(L, x.scatter(dim, index, *src));
+    } else {
+      push_tensor(L, x.scatter(dim, index, check_number(L, 4, "scatter")));
+    }
+    return 1;
+  });
+}
+
+int m_masked_fill(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "masked_fill");
+    auto& mask = check_tensor(L, 2, "masked_fill");
+    if (auto* v = test_tensor(L, 3)) {
+      push_tensor(L, x.masked_fill(mask, *v));
+    } else {
+      push_tensor(L, x.masked_fill(mask, check_number(L, 3, "masked_fill")));
+    }
+    return 1;
+  });
+}
+
+int m_masked_select(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "masked_select");
+    push_tensor(L, x.masked_select(check_tensor(L, 2, "masked_select")));
+    return 1;
+  });
+}
+
+// x:split(size[, dim]) or x:split({sizes...}[, dim]): several return values.
+int m_split(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "split");
+    const int64_t dim = lua_isnoneornil(L, 3) ? 0 : check_dim(L, 3, x.dim(), "split");
+    std::vector<Tensor> parts;
+    if (lua_istable(L, 2)) {
+      std::vector<int64_t> sizes;
+      for (double v : number_list(L, 2, "split: sizes")) sizes.push_back(static_cast<int64_t>(v));
+      parts = x.split_with_sizes(sizes, dim);
+    } else {
+      parts = x.split(check_integer(L, 2, "split"), dim);
+    }
+    for (auto& p : parts) push_tensor(L, p);
+    return static_cast<int>(parts.size());
+  });
+}
+
+int m_repeat(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "repeat");
+    push_tensor(L, x.repeat(read_shape(L, 2, "repeat", nullptr)));
+    return 1;
+  });
+}
+
+// x:unflatten(dim, sizes)
+int m_unflatten(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "unflatten");
+    const int64_t dim = check_dim(L, 2, x.dim(), "unflatten");
+    push_tensor(L, x.unflatten(dim, read_shape(L, 3, "unflatten", nullptr)));
+    return 1;
+  });
+}
+
+// x:sort([dim][, {descending = false}]) -> values, 1-based indices
+int m_sort(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "sort");
+    const bool has_dim = lua_type(L, 2) == LUA_TNUMBER;
+    const int64_t dim = has_dim ? check_dim(L, 2, x.dim(), "sort") : -1;
+    Options o(L, has_dim ? 3 : 2, "sort", {"descending"});
+    auto [values, indices] = x.sort(dim, o.boolean("descending", false));
+    push_tensor(L, values);
+    push_tensor(L, indices + 1);
+    return 2;
+  });
+}
+
+// x:topk(k[, dim][, {largest = true, sorted = true}]) -> values, 1-based indices
+int m_topk(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "topk");
+    const int64_t k = check_integer(L, 2, "topk");
+    const bool has_dim = lua_type(L, 3) == LUA_TNUMBER;
+    const int64_t dim = has_dim ? check_dim(L, 3, x.dim(), "topk") : -1;
+    Options o(L, has_dim ? 4 : 3, "topk", {"largest", "sorted"});
+    auto [values, indices] = x.topk(k, dim, o.boolean("largest", true), o.boolean("sorted", true));
+    push_tensor(L, values);
+    push_tensor(L, indices + 1);
+    return 2;
+  });
+}
+
+int m_cumsum(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "cumsum");
+    push_tensor(L, x.cumsum(check_dim(L, 2, x.dim(), "cumsum")));
+    return 1;
+  });
+}
+
+// x:clamp(min, max); either may be nil
+int m_clamp(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "clamp");
+    c10::optional<at::Scalar> lo, hi;
+    if (!lua_isnoneornil(L, 2)) lo = check_number(L, 2, "clamp");
+    if (!lua_isnoneornil(L, 3)) hi = check_number(L, 3, "clamp");
+    if (!lo && !hi) throw ArgumentError("clamp: give a minimum, a maximum or both");
+    push_tensor(L, x.clamp(lo, hi));
+    return 1;
+  });
+}
+
+// x:norm([p][, dim][, {keepdim}]): p defaults to 2
+int m_norm(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "norm");
+    const double p = lua_isnoneornil(L, 2) ? 2.0 : check_number(L, 2, "norm");
+    if (lua_isnoneornil(L, 3)) {
+      push_tensor(L, x.norm(p));
+      return 1;
+    }
+    const int64_t dim = check_dim(L, 3, x.dim(), "norm");
+    Options o(L, 4, "norm", {"keepdim"});
+    push_tensor(L, x.norm(p, {dim}, o.boolean("keepdim", false)));
+    return 1;
   });
 }
 
@@ -1090,6 +1281,22 @@ const luaL_Reg kMethods[] = {{"add", m_add},
                              {"narrow", m_narrow},
                              {"select", m_select},
                              {"chunk", m_chunk},
+                             {"index_select", m_index_select},
+                             {"gather", m_gather},
+                             {"scatter", m_scatter},
+                             {"masked_fill", m_masked_fill},
+                             {"masked_select", m_masked_select},
+                             {"split", m_split},
+                             {"repeat", m_repeat},
+                             {"repeat_tensor", m_repeat},  // `repeat` is a Lua keyword
+                             {"unflatten", m_unflatten},
+                             {"sort", m_sort},
+                             {"topk", m_topk},
+                             {"cumsum", m_cumsum},
+                             {"clamp", m_clamp},
+                             {"norm", m_norm},
+                             {"bmm", m_bmm},
+                             {"outer", m_outer},
                              {"sum", m_sum},
                              {"mean", m_mean},
                              {"prod", m_prod},
@@ -1133,7 +1340,9 @@ const char* kMirrored[] = {
     "abs",     "exp",       "log",     "sqrt",      "relu",    "sigmoid",  "tanh",        "sum",
     "mean",    "max",       "min",     "argmax",    "argmin",  "softmax",  "log_softmax", "flatten",
     "reshape", "transpose", "squeeze", "unsqueeze", "clone",   "t",        "chunk",       "narrow",
-    "select",  "permute",   "std",     "var",       "prod",    "logsumexp", "all", "any", "equal"};
+    "select",  "permute",   "std",     "var",       "prod",    "logsumexp", "all", "any", "equal",
+    "index_select", "gather", "scatter", "masked_fill", "masked_select", "split", "sort", "topk",
+    "cumsum", "clamp", "norm", "bmm", "outer"};
 
 const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"zeros", t_zeros},
@@ -1148,6 +1357,7 @@ const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"manual_seed", t_manual_seed},
                                {"is_tensor", t_is_tensor},
                                {"cat", t_cat},
+                               {"einsum", t_einsum},
                                {"stack", t_stack},
                                {"where", t_where},
                                {"no_grad", t_grad_mode<false>},
