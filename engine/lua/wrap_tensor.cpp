@@ -1,6 +1,8 @@
 // require 'torch': tensors, their methods and metamethods, and the torch.* functions.
 // Dimensions and index values are 1-based in Lua and converted here (LUA_API.md).
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
 #include <sstream>
@@ -231,6 +233,125 @@ int t_rand(lua_State* L) {
 }
 int t_randn(lua_State* L) {
   return t_filled<make_randn>(L, "torch.randn");
+}
+
+// torch.zeros_like(x[, opts]) and friends: x's shape, dtype and device unless opts say otherwise.
+template <Tensor (*Make)(c10::IntArrayRef, const torch::TensorOptions&)>
+int t_like(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, name);
+    auto opts = creation_options(L, 2, name, x.scalar_type());
+    if (lua_isnoneornil(L, 2)) opts = opts.device(x.device());
+    push_tensor(L, Make(x.sizes(), opts));
+    return 1;
+  });
+}
+
+int t_zeros_like(lua_State* L) { return t_like<make_zeros>(L, "torch.zeros_like"); }
+int t_ones_like(lua_State* L) { return t_like<make_ones>(L, "torch.ones_like"); }
+int t_rand_like(lua_State* L) { return t_like<make_rand>(L, "torch.rand_like"); }
+int t_randn_like(lua_State* L) { return t_like<make_randn>(L, "torch.randn_like"); }
+
+int t_full_like(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "torch.full_like");
+    const double value = check_number(L, 2, "torch.full_like");
+    auto opts = creation_options(L, 3, "torch.full_like", x.scalar_type());
+    push_tensor(L, torch::full(x.sizes(), value, opts));
+    return 1;
+  });
+}
+
+// torch.randint(low, high, shape[, opts]): integers in [low, high), int64 by default.
+int t_randint(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t low = check_integer(L, 1, "torch.randint");
+    const int64_t high = check_integer(L, 2, "torch.randint");
+    int next = 3;
+    auto shape = read_shape(L, 3, "torch.randint", &next);
+    push_tensor(L, torch::randint(low, high, shape, creation_options(L, next, "torch.randint", torch::kInt64)));
+    return 1;
+  });
+}
+
+// torch.randperm(n): a permutation of 1..n (1-based, like every index in Lua).
+int t_randperm(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t n = check_integer(L, 1, "torch.randperm");
+    push_tensor(L, torch::randperm(n, creation_options(L, 2, "torch.randperm", torch::kInt64)) + 1);
+    return 1;
+  });
+}
+
+int t_logspace(lua_State* L) {
+  return guarded(L, [&] {
+    const double a = check_number(L, 1, "torch.logspace"), b = check_number(L, 2, "torch.logspace");
+    const int64_t steps = check_integer(L, 3, "torch.logspace");
+    push_tensor(L, torch::logspace(a, b, steps, 10.0, creation_options(L, 4, "torch.logspace")));
+    return 1;
+  });
+}
+
+int t_get_rng_state(lua_State* L) {
+  return guarded(L, [&] {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    push_tensor(L, generator.get_state());
+    return 1;
+  });
+}
+
+int t_set_rng_state(lua_State* L) {
+  return guarded(L, [&] {
+    auto& state = check_tensor(L, 1, "torch.set_rng_state");
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+    return 0;
+  });
+}
+
+// torch.autograd.grad{outputs = t or {...}, inputs = t or {...}[, grad_outputs][, retain_graph]
+// [, create_graph]} -> one gradient per input (nil where an input is unused).
+int t_autograd_grad(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(L, 1, "torch.autograd.grad", {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph"});
+    auto list_field = [&](const char* key) {
+      lua_pushstring(L, key);
+      lua_rawget(L, 1);
+      std::vector<Tensor> out;
+      if (auto* t = test_tensor(L, -1)) {
+        out.push_back(*t);
+      } else if (!lua_isnil(L, -1)) {
+        try {
+          out = tensor_list(L, lua_gettop(L), "torch.autograd.grad");
+        } catch (...) {
+          lua_pop(L, 1);
+          throw;
+        }
+      }
+      lua_pop(L, 1);
+      return out;
+    };
+    auto outputs = list_field("outputs");
+    auto inputs = list_field("inputs");
+    auto grad_outputs = list_field("grad_outputs");
+    if (outputs.empty() || inputs.empty()) {
+      throw ArgumentError("torch.autograd.grad: 'outputs' and 'inputs' are required");
+    }
+    const bool create_graph = o.boolean("create_graph", false);
+    auto grads = torch::autograd::grad(outputs, inputs, grad_outputs,
+                                       o.boolean("retain_graph", create_graph), create_graph,
+                                       /*allow_unused=*/true);
+    for (auto& g : grads) {
+      if (g.defined()) {
+        push_tensor(L, g);
+      } else {
+        lua_pushnil(L);
+      }
+    }
+    return static_cast<int>(grads.size());
+  });
 }
 
 int t_full(lua_State* L) {
@@ -1357,6 +1478,16 @@ const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"manual_seed", t_manual_seed},
                                {"is_tensor", t_is_tensor},
                                {"cat", t_cat},
+                               {"zeros_like", t_zeros_like},
+                               {"ones_like", t_ones_like},
+                               {"rand_like", t_rand_like},
+                               {"randn_like", t_randn_like},
+                               {"full_like", t_full_like},
+                               {"randint", t_randint},
+                               {"randperm", t_randperm},
+                               {"logspace", t_logspace},
+                               {"get_rng_state", t_get_rng_state},
+                               {"set_rng_state", t_set_rng_state},
                                {"einsum", t_einsum},
                                {"stack", t_stack},
                                {"where", t_where},
@@ -1373,6 +1504,10 @@ int open_torch(lua_State* L) {
   lua_newtable(L);  // the torch library
   luaL_setfuncs(L, kFunctions, 0);
   register_serialization(L);
+  lua_newtable(L);  // torch.autograd
+  lua_pushcfunction(L, t_autograd_grad);
+  lua_setfield(L, -2, "grad");
+  lua_setfield(L, -2, "autograd");
   for (const char* name : kMirrored) {
     lua_getfield(L, -2, name);
     lua_setfield(L, -2, name);
