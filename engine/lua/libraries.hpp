@@ -15,6 +15,9 @@ int open_optim(lua_State* L);    // require 'optim'   (wrap_optim.cpp)
 int open_data(lua_State* L);     // require 'data'    (wrap_data.cpp)
 int open_engine(lua_State* L);   // require 'engine'  (wrap_engine.cpp)
 
+// Pushes the nn.F table (wrap_functional.cpp).
+void push_functional(lua_State* L);
+
 // Registers all of the above with package.preload, plus the embedded Lua libraries.
 void register_libraries(lua_State* L);
 

@@ -713,6 +713,8 @@ int open_nn_core(lua_State* L) {
   luaL_setfuncs(L, kFunctions, 0);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
+  push_functional(L);
+  lua_setfield(L, -2, "F");
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

@@ -83,6 +83,28 @@ local cases = {
   outer = function(c) return {out = torch.outer(c.a, c.b)} end,
   einsum = function(c) return {out = torch.einsum('ij,jk->ik', {c.a, c.b})} end,
   matmul = function(c) return {out = c.a:matmul(c.b)} end,
+  F_gelu = function(c) return {out = nn.F.gelu(c.a)} end,
+  F_silu = function(c) return {out = nn.F.silu(c.a)} end,
+  F_linear = function(c) return {out = nn.F.linear(c.a, c.b)} end,
+  F_conv2d = function(c) return {out = nn.F.conv2d(c.a, c.b, c.c, {stride = 2, padding = 1})} end,
+  F_conv1d = function(c) return {out = nn.F.conv1d(c.a, c.b, {padding = 1})} end,
+  F_max_pool2d = function(c) return {out = nn.F.max_pool2d(c.a, 2)} end,
+  F_avg_pool2d = function(c) return {out = nn.F.avg_pool2d(c.a, 3, {stride = 2, padding = 1})} end,
+  F_batch_norm = function(c) return {out = nn.F.batch_norm(c.a, c.b, c.c)} end,
+  F_layer_norm = function(c) return {out = nn.F.layer_norm(c.a, {4})} end,
+  F_embedding = function(c) return {out = nn.F.embedding(c.a, c.b)} end,
+  F_cross_entropy = function(c) return {out = nn.F.cross_entropy(c.a, c.b)} end,
+  F_cross_entropy_smooth = function(c) return {out = nn.F.cross_entropy(c.a, c.b, {label_smoothing = 0.1})} end,
+  F_nll_loss_sum = function(c) return {out = nn.F.nll_loss(c.a, c.b, {reduction = 'sum'})} end,
+  F_mse_loss = function(c) return {out = nn.F.mse_loss(c.a, c.b)} end,
+  F_l1_loss = function(c) return {out = nn.F.l1_loss(c.a, c.b, {reduction = 'none'})} end,
+  F_bce_with_logits = function(c) return {out = nn.F.binary_cross_entropy_with_logits(c.a, c.b)} end,
+  F_pad = function(c) return {out = nn.F.pad(c.a, {1, 2, 0, 1}, {value = 0.5})} end,
+  F_pad_reflect = function(c) return {out = nn.F.pad(c.a, {1, 1, 1, 1}, {mode = 'reflect'})} end,
+  F_interpolate_nearest = function(c) return {out = nn.F.interpolate(c.a, {scale_factor = 2})} end,
+  F_interpolate_bilinear = function(c)
+    return {out = nn.F.interpolate(c.a, {size = {5, 6}, mode = 'bilinear', align_corners = false})}
+  end,
   mm = function(c) return {out = torch.mm(c.a, c.b)} end,
   dot = function(c) return {out = c.a:dot(c.b)} end,
   grad_mul_exp = function(c)
@@ -139,10 +161,10 @@ spec.describe('tensor ops against PyTorch', function()
       local c = fixtures[name]
       local f = cases[name]
       if not f then error('fixture case ' .. name .. ' has no Lua counterpart', 0) end
-      local inputs = {a = c.a and c.a:clone(), b = c.b and c.b:clone()}
+      local inputs = {a = c.a and c.a:clone(), b = c.b and c.b:clone(), c = c.c and c.c:clone()}
       local got = f(inputs)
       for key, expected in pairs(c) do
-        if key ~= 'a' and key ~= 'b' then compare(name, key, got[key], expected) end
+        if key ~= 'a' and key ~= 'b' and key ~= 'c' then compare(name, key, got[key], expected) end
       end
     end)
   end

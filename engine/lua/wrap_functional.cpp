@@ -1,0 +1,291 @@
+// nn.F: the functional forms of layers and losses (torch.nn.functional), 1-based like the rest
+// of the Lua API: dims, class targets and embedding indices count from 1.
+#include <torch/nn/functional.h>
+
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/tensor_value.hpp"
+#include "engine/core/format.hpp"
+#include "engine/nn/loss.hpp"
+
+namespace engine::lua {
+namespace {
+
+namespace F = torch::nn::functional;
+using torch::Tensor;
+
+// A tensor field of an options table (raw access), or an undefined tensor when absent.
+Tensor tensor_option(lua_State* L, int index, const char* key, const char* function) {
+  if (!lua_istable(L, index)) return Tensor();
+  lua_pushstring(L, key);
+  lua_rawget(L, absolute_index(L, index));
+  Tensor out;
+  if (auto* t = test_tensor(L, -1)) {
+    out = *t;
+  } else if (!lua_isnil(L, -1)) {
+    const std::string got = type_name(L, -1);
+    lua_pop(L, 1);
+    throw ArgumentError(std::string(function) + ": option '" + key + "' must be a tensor, got " + got);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+int64_t reduction_of(const Options& o) {
+  switch (nn::parse_reduction(o.string("reduction", "mean"))) {
+    case nn::Reduction::kSum: return at::Reduction::Sum;
+    case nn::Reduction::kNone: return at::Reduction::None;
+    default: return at::Reduction::Mean;
+  }
+}
+
+std::string core_shape(const Tensor& t) { return core::shape_string(t.sizes()); }
+
+int push(lua_State* L, Tensor t) {
+  push_tensor(L, std::move(t));
+  return 1;
+}
+
+#define UNARY(NAME, EXPR)                        \
+  int f_##NAME(lua_State* L) {                   \
+    return guarded(L, [&] {                      \
+      auto& x = check_tensor(L, 1, "nn.F." #NAME); \
+      return push(L, EXPR);                      \
+    });                                          \
+  }
+
+UNARY(relu, torch::relu(x))
+UNARY(gelu, torch::gelu(x))
+UNARY(silu, torch::silu(x))
+UNARY(sigmoid, torch::sigmoid(x))
+UNARY(tanh, torch::tanh(x))
+
+int f_softmax(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.softmax");
+    return push(L, torch::softmax(x, check_dim(L, 2, x.dim(), "nn.F.softmax")));
+  });
+}
+
+int f_log_softmax(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.log_softmax");
+    return push(L, torch::log_softmax(x, check_dim(L, 2, x.dim(), "nn.F.log_softmax")));
+  });
+}
+
+int f_dropout(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.dropout");
+    Options o(L, 2, "nn.F.dropout", {"p", "training"});
+    const double p = o.number("p", 0.5);
+    if (p < 0 || p > 1) throw ArgumentError("nn.F.dropout: p must be in [0, 1]");
+    return push(L, torch::dropout(x, p, o.boolean("training", true)));
+  });
+}
+
+int f_linear(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.linear");
+    auto& w = check_tensor(L, 2, "nn.F.linear");
+    Tensor b = lua_isnoneornil(L, 3) ? Tensor() : check_tensor(L, 3, "nn.F.linear");
+    return push(L, torch::linear(x, w, b));
+  });
+}
+
+// conv1d / conv2d (x, weight[, bias][, {stride, padding, dilation, groups}])
+template <size_t D>
+int conv(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, name);
+    auto& w = check_tensor(L, 2, name);
+    const bool has_bias = test_tensor(L, 3) != nullptr;
+    Tensor b = has_bias ? *test_tensor(L, 3) : Tensor();
+    Options o(L, has_bias ? 4 : 3, name, {"stride", "padding", "dilation", "groups"});
+    auto stride = o.integers("stride", std::vector<int64_t>(D, 1), D);
+    auto padding = o.integers("padding", std::vector<int64_t>(D, 0), D);
+    auto dilation = o.integers("dilation", std::vector<int64_t>(D, 1), D);
+    const int64_t groups = o.integer("groups", 1);
+    return push(L, D == 1 ? torch::conv1d(x, w, b, stride, padding, dilation, groups)
+                          : torch::conv2d(x, w, b, stride, padding, dilation, groups));
+  });
+}
+
+int f_conv1d(lua_State* L) { return conv<1>(L, "nn.F.conv1d"); }
+int f_conv2d(lua_State* L) { return conv<2>(L, "nn.F.conv2d"); }
+
+std::vector<int64_t> pair_arg(lua_State* L, int index, const std::string& what) {
+  std::vector<int64_t> out;
+  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
+  if (out.size() == 1) out.push_back(out[0]);
+  if (out.size() != 2) throw ArgumentError(what + " needs 1 or 2 values");
+  return out;
+}
+
+int f_max_pool2d(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.max_pool2d");
+    auto k = pair_arg(L, 2, "nn.F.max_pool2d: kernel_size");
+    Options o(L, 3, "nn.F.max_pool2d", {"stride", "padding", "dilation", "ceil_mode"});
+    return push(L, torch::max_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
+                                      o.integers("dilation", {1, 1}, 2), o.boolean("ceil_mode", false)));
+  });
+}
+
+int f_avg_pool2d(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.avg_pool2d");
+    auto k = pair_arg(L, 2, "nn.F.avg_pool2d: kernel_size");
+    Options o(L, 3, "nn.F.avg_pool2d", {"stride", "padding", "ceil_mode", "count_include_pad"});
+    return push(L, torch::avg_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
+                                      o.boolean("ceil_mode", false), o.boolean("count_include_pad", true)));
+  });
+}
+
+// batch_norm(x, running_mean, running_var[, {weight, bias, training, momentum, eps}])
+int f_batch_norm(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.batch_norm");
+    Tensor mean = lua_isnoneornil(L, 2) ? Tensor() : check_tensor(L, 2, "nn.F.batch_norm");
+    Tensor var = lua_isnoneornil(L, 3) ? Tensor() : check_tensor(L, 3, "nn.F.batch_norm");
+    Options o(L, 4, "nn.F.batch_norm", {"weight", "bias", "training", "momentum", "eps"});
+    auto weight = tensor_option(L, 4, "weight", "nn.F.batch_norm");
+    auto bias = tensor_option(L, 4, "bias", "nn.F.batch_norm");
+    return push(L, torch::batch_norm(x, weight, bias, mean, var, o.boolean("training", false),
+                                     o.number("momentum", 0.1), o.number("eps", 1e-5), false));
+  });
+}
+
+// layer_norm(x, normalized_shape[, {weight, bias, eps}])
+int f_layer_norm(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.layer_norm");
+    auto shape = read_shape(L, 2, "nn.F.layer_norm", nullptr);
+    Options o(L, 3, "nn.F.layer_norm", {"weight", "bias", "eps"});
+    auto weight = tensor_option(L, 3, "weight", "nn.F.layer_norm");
+    auto bias = tensor_option(L, 3, "bias", "nn.F.layer_norm");
+    return push(L, torch::layer_norm(x, shape, weight, bias, o.number("eps", 1e-5)));
+  });
+}
+
+// embedding(indices, weight): indices are 1-based rows of weight.
+int f_embedding(lua_State* L) {
+  return guarded(L, [&] {
+    auto& indices = check_tensor(L, 1, "nn.F.embedding");
+    auto& weight = check_tensor(L, 2, "nn.F.embedding");
+    const int64_t rows = weight.size(0);
+    if (indices.numel() > 0) {
+      const int64_t lo = indices.min().item<int64_t>(), hi = indices.max().item<int64_t>();
+      if (lo < 1 || hi > rows) {
+        throw ArgumentError("nn.F.embedding: index " + std::to_string(lo < 1 ? lo : hi) +
+                            " is out of range 1.." + std::to_string(rows));
+      }
+    }
+    return push(L, torch::embedding(weight, indices.to(torch::kInt64) - 1));
+  });
+}
+
+template <nn::Loss::Kind Kind>
+int class_loss(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    auto& out = check_tensor(L, 1, name);
+    auto& target = check_tensor(L, 2, name);
+    std::shared_ptr<nn::Loss> loss;
+    if (Kind == nn::Loss::Kind::kNll) {
+      Options o(L, 3, name, {"reduction"});
+      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")));
+    } else {
+      Options o(L, 3, name, {"reduction", "label_smoothing"});
+      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")),
+                                        o.number("label_smoothing", 0.0));
+    }
+    return push(L, (*loss)(out, target.scalar_type() == torch::kInt64 ? target - 1 : target));
+  });
+}
+
+int f_nll_loss(lua_State* L) { return class_loss<nn::Loss::Kind::kNll>(L, "nn.F.nll_loss"); }
+int f_cross_entropy(lua_State* L) { return class_loss<nn::Loss::Kind::kCrossEntropy>(L, "nn.F.cross_entropy"); }
+
+template <int Which>
+int regression_loss(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    auto& a = check_tensor(L, 1, name);
+    auto& b = check_tensor(L, 2, name);
+    if (!a.sizes().equals(b.sizes())) {
+      throw ArgumentError(std::string(name) + ": input " + core_shape(a) + " and target " + core_shape(b) +
+                          " must have the same shape");
+    }
+    Options o(L, 3, name, Which == 2 ? std::initializer_list<const char*>{"reduction", "pos_weight"}
+                                     : std::initializer_list<const char*>{"reduction"});
+    const int64_t reduction = reduction_of(o);
+    if (Which == 0) return push(L, torch::mse_loss(a, b, reduction));
+    if (Which == 1) return push(L, torch::l1_loss(a, b, reduction));
+    auto pos_weight = tensor_option(L, 3, "pos_weight", name);
+    return push(L, torch::binary_cross_entropy_with_logits(a, b, Tensor(), pos_weight, reduction));
+  });
+}
+
+int f_mse_loss(lua_State* L) { return regression_loss<0>(L, "nn.F.mse_loss"); }
+int f_l1_loss(lua_State* L) { return regression_loss<1>(L, "nn.F.l1_loss"); }
+int f_bce_with_logits(lua_State* L) { return regression_loss<2>(L, "nn.F.binary_cross_entropy_with_logits"); }
+
+// pad(x, {left, right, top, bottom, ...}[, {mode = 'constant', value = 0}]), PyTorch's order.
+int f_pad(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.pad");
+    std::vector<int64_t> pads;
+    for (double v : number_list(L, 2, "nn.F.pad: pad")) pads.push_back(static_cast<int64_t>(v));
+    Options o(L, 3, "nn.F.pad", {"mode", "value"});
+    const std::string mode = o.string("mode", "constant");
+    F::PadFuncOptions opts(pads);
+    if (mode == "constant") opts.mode(torch::kConstant).value(o.number("value", 0));
+    else if (mode == "reflect") opts.mode(torch::kReflect);
+    else if (mode == "replicate") opts.mode(torch::kReplicate);
+    else if (mode == "circular") opts.mode(torch::kCircular);
+    else throw ArgumentError("nn.F.pad: mode must be constant, reflect, replicate or circular");
+    return push(L, F::pad(x, opts));
+  });
+}
+
+// interpolate(x, {size = {h, w} | scale_factor = s, mode = 'nearest', align_corners})
+int f_interpolate(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = check_tensor(L, 1, "nn.F.interpolate");
+    Options o(L, 2, "nn.F.interpolate", {"size", "scale_factor", "mode", "align_corners"});
+    F::InterpolateFuncOptions opts;
+    const size_t spatial = static_cast<size_t>(std::max<int64_t>(x.dim() - 2, 1));
+    if (o.has("size")) opts.size(o.integers("size", {}, spatial));
+    if (o.has("scale_factor")) {
+      auto factors = o.numbers("scale_factor", {});
+      if (factors.size() == 1) factors.assign(spatial, factors[0]);
+      opts.scale_factor(factors);
+    }
+    if (!o.has("size") && !o.has("scale_factor")) throw ArgumentError("nn.F.interpolate: give size or scale_factor");
+    const std::string mode = o.string("mode", "nearest");
+    if (mode == "nearest") opts.mode(torch::kNearest);
+    else if (mode == "linear") opts.mode(torch::kLinear);
+    else if (mode == "bilinear") opts.mode(torch::kBilinear);
+    else if (mode == "bicubic") opts.mode(torch::kBicubic);
+    else throw ArgumentError("nn.F.interpolate: mode must be nearest, linear, bilinear or bicubic");
+    if (o.has("align_corners")) opts.align_corners(o.boolean("align_corners", false));
+    return push(L, F::interpolate(x, opts));
+  });
+}
+
+const luaL_Reg kFunctions[] = {
+    {"relu", f_relu}, {"gelu", f_gelu}, {"silu", f_silu}, {"sigmoid", f_sigmoid}, {"tanh", f_tanh},
+    {"softmax", f_softmax}, {"log_softmax", f_log_softmax}, {"dropout", f_dropout},
+    {"linear", f_linear}, {"conv1d", f_conv1d}, {"conv2d", f_conv2d},
+    {"max_pool2d", f_max_pool2d}, {"avg_pool2d", f_avg_pool2d}, {"batch_norm", f_batch_norm},
+    {"layer_norm", f_layer_norm}, {"embedding", f_embedding}, {"nll_loss", f_nll_loss},
+    {"cross_entropy", f_cross_entropy}, {"mse_loss", f_mse_loss}, {"l1_loss", f_l1_loss},
+    {"binary_cross_entropy_with_logits", f_bce_with_logits}, {"pad", f_pad},
+    {"interpolate", f_interpolate}, {nullptr, nullptr}};
+
+}  // namespace
+
+void push_functional(lua_State* L) {
+  lua_newtable(L);
+  luaL_setfuncs(L, kFunctions, 0);
+}
+
+}  // namespace engine::lua
