@@ -67,8 +67,9 @@ void quiet_errors() {
 
 Handle create_file(const std::string& path, bool overwrite) {
   quiet_errors();
-  return Handle(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
-                H5Fclose, "create file " + path);
+  return Handle(
+      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
+      H5Fclose, "create file " + path);
 }
 
 Handle open_file(const std::string& path, bool writable) {

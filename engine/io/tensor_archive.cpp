@@ -24,14 +24,22 @@ Handle bool_type() {
 // The HDF5 memory type for a libtorch element type (bfloat16 goes through float32).
 hid_t memory_type(torch::ScalarType type) {
   switch (type) {
-    case torch::kFloat32: return H5T_NATIVE_FLOAT;
-    case torch::kFloat64: return H5T_NATIVE_DOUBLE;
-    case torch::kInt8: return H5T_NATIVE_INT8;
-    case torch::kInt16: return H5T_NATIVE_INT16;
-    case torch::kInt32: return H5T_NATIVE_INT32;
-    case torch::kInt64: return H5T_NATIVE_INT64;
-    case torch::kUInt8: return H5T_NATIVE_UINT8;
-    default: return -1;
+    case torch::kFloat32:
+      return H5T_NATIVE_FLOAT;
+    case torch::kFloat64:
+      return H5T_NATIVE_DOUBLE;
+    case torch::kInt8:
+      return H5T_NATIVE_INT8;
+    case torch::kInt16:
+      return H5T_NATIVE_INT16;
+    case torch::kInt32:
+      return H5T_NATIVE_INT32;
+    case torch::kInt64:
+      return H5T_NATIVE_INT64;
+    case torch::kUInt8:
+      return H5T_NATIVE_UINT8;
+    default:
+      return -1;
   }
 }
 
@@ -90,7 +98,8 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
   } else {
     mem_type = memory_type(t.scalar_type());
     if (mem_type < 0) {
-      throw core::IoError("torch.save: cannot store a tensor of dtype " + dtype + " ('" + name + "')");
+      throw core::IoError("torch.save: cannot store a tensor of dtype " + dtype + " ('" + name +
+                          "')");
     }
     file_type = mem_type;
   }
@@ -140,7 +149,8 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
     bools = bool_type();
     read_as = torch::kInt8, mem_type = bools.get();
   } else {
-    throw core::DataError(name + ": not a numeric dataset (HDF5 class " + std::to_string(cls) + ")");
+    throw core::DataError(name + ": not a numeric dataset (HDF5 class " + std::to_string(cls) +
+                          ")");
   }
   auto out = torch::empty(shape, torch::TensorOptions().dtype(read_as));
   if (out.numel() > 0) {
@@ -218,7 +228,8 @@ std::string read_string(hid_t parent, const std::string& name) {
     return out;
   }
   std::string out(H5Tget_size(file_type.get()), '\0');
-  check(H5Dread(ds.get(), file_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "read " + name);
+  check(H5Dread(ds.get(), file_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+        "read " + name);
   out.resize(std::strlen(out.c_str()));
   return out;
 }
@@ -228,10 +239,12 @@ std::vector<std::string> members(hid_t group) {
   if (H5Gget_info(group, &info) < 0) throw core::IoError("HDF5: cannot list a group");
   std::vector<std::string> out;
   for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t n = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    const ssize_t n =
+        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
     if (n < 0) throw core::IoError("HDF5: cannot list a group");
     std::vector<char> name(static_cast<size_t>(n) + 1, '\0');
-    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
+    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
+                       H5P_DEFAULT);
     out.emplace_back(name.data());
   }
   return out;

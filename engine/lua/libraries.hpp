@@ -7,7 +7,7 @@ extern "C" {
 
 namespace engine::lua {
 
-int open_torch(lua_State* L);    // require 'torch'   (wrap_tensor.cpp)
+int open_torch(lua_State* L);  // require 'torch'   (wrap_tensor.cpp)
 // Adds torch.save and torch.load to the table on top of the stack (wrap_serialize.cpp).
 void register_serialization(lua_State* L);
 int open_nn_core(lua_State* L);  // require 'nn.core' (wrap_module.cpp), extended by nn.lua

@@ -2,9 +2,9 @@
 // of the Lua API: dims, class targets and embedding indices count from 1.
 #include <torch/nn/functional.h>
 
+#include "engine/core/format.hpp"
 #include "engine/lua/libraries.hpp"
 #include "engine/lua/tensor_value.hpp"
-#include "engine/core/format.hpp"
 #include "engine/nn/loss.hpp"
 
 namespace engine::lua {
@@ -24,7 +24,8 @@ Tensor tensor_option(lua_State* L, int index, const char* key, const char* funct
   } else if (!lua_isnil(L, -1)) {
     const std::string got = type_name(L, -1);
     lua_pop(L, 1);
-    throw ArgumentError(std::string(function) + ": option '" + key + "' must be a tensor, got " + got);
+    throw ArgumentError(std::string(function) + ": option '" + key + "' must be a tensor, got " +
+                        got);
   }
   lua_pop(L, 1);
   return out;
@@ -32,25 +33,30 @@ Tensor tensor_option(lua_State* L, int index, const char* key, const char* funct
 
 int64_t reduction_of(const Options& o) {
   switch (nn::parse_reduction(o.string("reduction", "mean"))) {
-    case nn::Reduction::kSum: return at::Reduction::Sum;
-    case nn::Reduction::kNone: return at::Reduction::None;
-    default: return at::Reduction::Mean;
+    case nn::Reduction::kSum:
+      return at::Reduction::Sum;
+    case nn::Reduction::kNone:
+      return at::Reduction::None;
+    default:
+      return at::Reduction::Mean;
   }
 }
 
-std::string core_shape(const Tensor& t) { return core::shape_string(t.sizes()); }
+std::string core_shape(const Tensor& t) {
+  return core::shape_string(t.sizes());
+}
 
 int push(lua_State* L, Tensor t) {
   push_tensor(L, std::move(t));
   return 1;
 }
 
-#define UNARY(NAME, EXPR)                        \
-  int f_##NAME(lua_State* L) {                   \
-    return guarded(L, [&] {                      \
+#define UNARY(NAME, EXPR)                          \
+  int f_##NAME(lua_State* L) {                     \
+    return guarded(L, [&] {                        \
       auto& x = check_tensor(L, 1, "nn.F." #NAME); \
-      return push(L, EXPR);                      \
-    });                                          \
+      return push(L, EXPR);                        \
+    });                                            \
   }
 
 UNARY(relu, torch::relu(x))
@@ -110,8 +116,12 @@ int conv(lua_State* L, const char* name) {
   });
 }
 
-int f_conv1d(lua_State* L) { return conv<1>(L, "nn.F.conv1d"); }
-int f_conv2d(lua_State* L) { return conv<2>(L, "nn.F.conv2d"); }
+int f_conv1d(lua_State* L) {
+  return conv<1>(L, "nn.F.conv1d");
+}
+int f_conv2d(lua_State* L) {
+  return conv<2>(L, "nn.F.conv2d");
+}
 
 std::vector<int64_t> pair_arg(lua_State* L, int index, const std::string& what) {
   std::vector<int64_t> out;
@@ -126,8 +136,9 @@ int f_max_pool2d(lua_State* L) {
     auto& x = check_tensor(L, 1, "nn.F.max_pool2d");
     auto k = pair_arg(L, 2, "nn.F.max_pool2d: kernel_size");
     Options o(L, 3, "nn.F.max_pool2d", {"stride", "padding", "dilation", "ceil_mode"});
-    return push(L, torch::max_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
-                                      o.integers("dilation", {1, 1}, 2), o.boolean("ceil_mode", false)));
+    return push(
+        L, torch::max_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
+                             o.integers("dilation", {1, 1}, 2), o.boolean("ceil_mode", false)));
   });
 }
 
@@ -136,8 +147,9 @@ int f_avg_pool2d(lua_State* L) {
     auto& x = check_tensor(L, 1, "nn.F.avg_pool2d");
     auto k = pair_arg(L, 2, "nn.F.avg_pool2d: kernel_size");
     Options o(L, 3, "nn.F.avg_pool2d", {"stride", "padding", "ceil_mode", "count_include_pad"});
-    return push(L, torch::avg_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
-                                      o.boolean("ceil_mode", false), o.boolean("count_include_pad", true)));
+    return push(
+        L, torch::avg_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
+                             o.boolean("ceil_mode", false), o.boolean("count_include_pad", true)));
   });
 }
 
@@ -202,8 +214,12 @@ int class_loss(lua_State* L, const char* name) {
   });
 }
 
-int f_nll_loss(lua_State* L) { return class_loss<nn::Loss::Kind::kNll>(L, "nn.F.nll_loss"); }
-int f_cross_entropy(lua_State* L) { return class_loss<nn::Loss::Kind::kCrossEntropy>(L, "nn.F.cross_entropy"); }
+int f_nll_loss(lua_State* L) {
+  return class_loss<nn::Loss::Kind::kNll>(L, "nn.F.nll_loss");
+}
+int f_cross_entropy(lua_State* L) {
+  return class_loss<nn::Loss::Kind::kCrossEntropy>(L, "nn.F.cross_entropy");
+}
 
 template <int Which>
 int regression_loss(lua_State* L, const char* name) {
@@ -211,11 +227,12 @@ int regression_loss(lua_State* L, const char* name) {
     auto& a = check_tensor(L, 1, name);
     auto& b = check_tensor(L, 2, name);
     if (!a.sizes().equals(b.sizes())) {
-      throw ArgumentError(std::string(name) + ": input " + core_shape(a) + " and target " + core_shape(b) +
-                          " must have the same shape");
+      throw ArgumentError(std::string(name) + ": input " + core_shape(a) + " and target " +
+                          core_shape(b) + " must have the same shape");
     }
-    Options o(L, 3, name, Which == 2 ? std::initializer_list<const char*>{"reduction", "pos_weight"}
-                                     : std::initializer_list<const char*>{"reduction"});
+    Options o(L, 3, name,
+              Which == 2 ? std::initializer_list<const char*>{"reduction", "pos_weight"}
+                         : std::initializer_list<const char*>{"reduction"});
     const int64_t reduction = reduction_of(o);
     if (Which == 0) return push(L, torch::mse_loss(a, b, reduction));
     if (Which == 1) return push(L, torch::l1_loss(a, b, reduction));
@@ -224,9 +241,15 @@ int regression_loss(lua_State* L, const char* name) {
   });
 }
 
-int f_mse_loss(lua_State* L) { return regression_loss<0>(L, "nn.F.mse_loss"); }
-int f_l1_loss(lua_State* L) { return regression_loss<1>(L, "nn.F.l1_loss"); }
-int f_bce_with_logits(lua_State* L) { return regression_loss<2>(L, "nn.F.binary_cross_entropy_with_logits"); }
+int f_mse_loss(lua_State* L) {
+  return regression_loss<0>(L, "nn.F.mse_loss");
+}
+int f_l1_loss(lua_State* L) {
+  return regression_loss<1>(L, "nn.F.l1_loss");
+}
+int f_bce_with_logits(lua_State* L) {
+  return regression_loss<2>(L, "nn.F.binary_cross_entropy_with_logits");
+}
 
 // pad(x, {left, right, top, bottom, ...}[, {mode = 'constant', value = 0}]), PyTorch's order.
 int f_pad(lua_State* L) {
@@ -237,11 +260,16 @@ int f_pad(lua_State* L) {
     Options o(L, 3, "nn.F.pad", {"mode", "value"});
     const std::string mode = o.string("mode", "constant");
     F::PadFuncOptions opts(pads);
-    if (mode == "constant") opts.mode(torch::kConstant).value(o.number("value", 0));
-    else if (mode == "reflect") opts.mode(torch::kReflect);
-    else if (mode == "replicate") opts.mode(torch::kReplicate);
-    else if (mode == "circular") opts.mode(torch::kCircular);
-    else throw ArgumentError("nn.F.pad: mode must be constant, reflect, replicate or circular");
+    if (mode == "constant")
+      opts.mode(torch::kConstant).value(o.number("value", 0));
+    else if (mode == "reflect")
+      opts.mode(torch::kReflect);
+    else if (mode == "replicate")
+      opts.mode(torch::kReplicate);
+    else if (mode == "circular")
+      opts.mode(torch::kCircular);
+    else
+      throw ArgumentError("nn.F.pad: mode must be constant, reflect, replicate or circular");
     return push(L, F::pad(x, opts));
   });
 }
@@ -259,27 +287,48 @@ int f_interpolate(lua_State* L) {
       if (factors.size() == 1) factors.assign(spatial, factors[0]);
       opts.scale_factor(factors);
     }
-    if (!o.has("size") && !o.has("scale_factor")) throw ArgumentError("nn.F.interpolate: give size or scale_factor");
+    if (!o.has("size") && !o.has("scale_factor"))
+      throw ArgumentError("nn.F.interpolate: give size or scale_factor");
     const std::string mode = o.string("mode", "nearest");
-    if (mode == "nearest") opts.mode(torch::kNearest);
-    else if (mode == "linear") opts.mode(torch::kLinear);
-    else if (mode == "bilinear") opts.mode(torch::kBilinear);
-    else if (mode == "bicubic") opts.mode(torch::kBicubic);
-    else throw ArgumentError("nn.F.interpolate: mode must be nearest, linear, bilinear or bicubic");
+    if (mode == "nearest")
+      opts.mode(torch::kNearest);
+    else if (mode == "linear")
+      opts.mode(torch::kLinear);
+    else if (mode == "bilinear")
+      opts.mode(torch::kBilinear);
+    else if (mode == "bicubic")
+      opts.mode(torch::kBicubic);
+    else
+      throw ArgumentError("nn.F.interpolate: mode must be nearest, linear, bilinear or bicubic");
     if (o.has("align_corners")) opts.align_corners(o.boolean("align_corners", false));
     return push(L, F::interpolate(x, opts));
   });
 }
 
-const luaL_Reg kFunctions[] = {
-    {"relu", f_relu}, {"gelu", f_gelu}, {"silu", f_silu}, {"sigmoid", f_sigmoid}, {"tanh", f_tanh},
-    {"softmax", f_softmax}, {"log_softmax", f_log_softmax}, {"dropout", f_dropout},
-    {"linear", f_linear}, {"conv1d", f_conv1d}, {"conv2d", f_conv2d},
-    {"max_pool2d", f_max_pool2d}, {"avg_pool2d", f_avg_pool2d}, {"batch_norm", f_batch_norm},
-    {"layer_norm", f_layer_norm}, {"embedding", f_embedding}, {"nll_loss", f_nll_loss},
-    {"cross_entropy", f_cross_entropy}, {"mse_loss", f_mse_loss}, {"l1_loss", f_l1_loss},
-    {"binary_cross_entropy_with_logits", f_bce_with_logits}, {"pad", f_pad},
-    {"interpolate", f_interpolate}, {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"relu", f_relu},
+                               {"gelu", f_gelu},
+                               {"silu", f_silu},
+                               {"sigmoid", f_sigmoid},
+                               {"tanh", f_tanh},
+                               {"softmax", f_softmax},
+                               {"log_softmax", f_log_softmax},
+                               {"dropout", f_dropout},
+                               {"linear", f_linear},
+                               {"conv1d", f_conv1d},
+                               {"conv2d", f_conv2d},
+                               {"max_pool2d", f_max_pool2d},
+                               {"avg_pool2d", f_avg_pool2d},
+                               {"batch_norm", f_batch_norm},
+                               {"layer_norm", f_layer_norm},
+                               {"embedding", f_embedding},
+                               {"nll_loss", f_nll_loss},
+                               {"cross_entropy", f_cross_entropy},
+                               {"mse_loss", f_mse_loss},
+                               {"l1_loss", f_l1_loss},
+                               {"binary_cross_entropy_with_logits", f_bce_with_logits},
+                               {"pad", f_pad},
+                               {"interpolate", f_interpolate},
+                               {nullptr, nullptr}};
 
 }  // namespace
 

@@ -37,15 +37,18 @@ void write_table(lua_State* L, int index, hid_t group, const std::string& path, 
     std::string key;
     if (lua_type(L, -2) == LUA_TSTRING) {
       key = lua_tostring(L, -2);
-    } else if (lua_type(L, -2) == LUA_TNUMBER && std::floor(lua_tonumber(L, -2)) == lua_tonumber(L, -2)) {
+    } else if (lua_type(L, -2) == LUA_TNUMBER &&
+               std::floor(lua_tonumber(L, -2)) == lua_tonumber(L, -2)) {
       key = std::to_string(static_cast<int64_t>(lua_tonumber(L, -2)));
     } else {
       lua_pop(L, 2);
-      throw ArgumentError("torch.save: only string and integer keys can be saved (at '" + path + "')");
+      throw ArgumentError("torch.save: only string and integer keys can be saved (at '" + path +
+                          "')");
     }
     if (key.empty() || key.find('/') != std::string::npos || key == ".") {
       lua_pop(L, 2);
-      throw ArgumentError("torch.save: key '" + key + "' at '" + path + "' cannot name an HDF5 object");
+      throw ArgumentError("torch.save: key '" + key + "' at '" + path +
+                          "' cannot name an HDF5 object");
     }
     try {
       write_value(L, -1, group, key, child_path(path, key), depth + 1);
@@ -68,8 +71,12 @@ void write_value(lua_State* L, int index, hid_t parent, const std::string& name,
     return;
   }
   switch (lua_type(L, index)) {
-    case LUA_TNUMBER: io::write_number(parent, name, lua_tonumber(L, index)); return;
-    case LUA_TBOOLEAN: io::write_boolean(parent, name, lua_toboolean(L, index) != 0); return;
+    case LUA_TNUMBER:
+      io::write_number(parent, name, lua_tonumber(L, index));
+      return;
+    case LUA_TBOOLEAN:
+      io::write_boolean(parent, name, lua_toboolean(L, index) != 0);
+      return;
     case LUA_TSTRING: {
       size_t n = 0;
       const char* s = lua_tolstring(L, index, &n);
@@ -83,7 +90,8 @@ void write_value(lua_State* L, int index, hid_t parent, const std::string& name,
     }
     default:
       throw ArgumentError("torch.save: cannot save a " + type_name(L, index) + " (at '" +
-                          (path.empty() ? name : path) + "'); tensors, numbers, strings, booleans and tables can be saved");
+                          (path.empty() ? name : path) +
+                          "'); tensors, numbers, strings, booleans and tables can be saved");
   }
 }
 
@@ -96,9 +104,15 @@ void push_node(lua_State* L, hid_t parent, const std::string& name) {
       push_group(L, group.get());
       return;
     }
-    case io::NodeKind::kTensor: push_tensor(L, io::read_tensor(parent, name)); return;
-    case io::NodeKind::kNumber: lua_pushnumber(L, io::read_number(parent, name)); return;
-    case io::NodeKind::kBoolean: lua_pushboolean(L, io::read_boolean(parent, name)); return;
+    case io::NodeKind::kTensor:
+      push_tensor(L, io::read_tensor(parent, name));
+      return;
+    case io::NodeKind::kNumber:
+      lua_pushnumber(L, io::read_number(parent, name));
+      return;
+    case io::NodeKind::kBoolean:
+      lua_pushboolean(L, io::read_boolean(parent, name));
+      return;
     case io::NodeKind::kString: {
       const std::string s = io::read_string(parent, name);
       lua_pushlstring(L, s.data(), s.size());

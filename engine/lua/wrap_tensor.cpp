@@ -247,10 +247,18 @@ int t_like(lua_State* L, const char* name) {
   });
 }
 
-int t_zeros_like(lua_State* L) { return t_like<make_zeros>(L, "torch.zeros_like"); }
-int t_ones_like(lua_State* L) { return t_like<make_ones>(L, "torch.ones_like"); }
-int t_rand_like(lua_State* L) { return t_like<make_rand>(L, "torch.rand_like"); }
-int t_randn_like(lua_State* L) { return t_like<make_randn>(L, "torch.randn_like"); }
+int t_zeros_like(lua_State* L) {
+  return t_like<make_zeros>(L, "torch.zeros_like");
+}
+int t_ones_like(lua_State* L) {
+  return t_like<make_ones>(L, "torch.ones_like");
+}
+int t_rand_like(lua_State* L) {
+  return t_like<make_rand>(L, "torch.rand_like");
+}
+int t_randn_like(lua_State* L) {
+  return t_like<make_randn>(L, "torch.randn_like");
+}
 
 int t_full_like(lua_State* L) {
   return guarded(L, [&] {
@@ -269,7 +277,8 @@ int t_randint(lua_State* L) {
     const int64_t high = check_integer(L, 2, "torch.randint");
     int next = 3;
     auto shape = read_shape(L, 3, "torch.randint", &next);
-    push_tensor(L, torch::randint(low, high, shape, creation_options(L, next, "torch.randint", torch::kInt64)));
+    push_tensor(L, torch::randint(low, high, shape,
+                                  creation_options(L, next, "torch.randint", torch::kInt64)));
     return 1;
   });
 }
@@ -315,7 +324,8 @@ int t_set_rng_state(lua_State* L) {
 // [, create_graph]} -> one gradient per input (nil where an input is unused).
 int t_autograd_grad(lua_State* L) {
   return guarded(L, [&] {
-    Options o(L, 1, "torch.autograd.grad", {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph"});
+    Options o(L, 1, "torch.autograd.grad",
+              {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph"});
     auto list_field = [&](const char* key) {
       lua_pushstring(L, key);
       lua_rawget(L, 1);
@@ -432,7 +442,8 @@ int t_einsum(lua_State* L) {
     if (lua_istable(L, 2) && !test_tensor(L, 2)) {
       operands = tensor_list(L, 2, "torch.einsum");
     } else {
-      for (int i = 2; i <= lua_gettop(L); ++i) operands.push_back(check_tensor(L, i, "torch.einsum"));
+      for (int i = 2; i <= lua_gettop(L); ++i)
+        operands.push_back(check_tensor(L, i, "torch.einsum"));
     }
     push_tensor(L, torch::einsum(equation, operands));
     return 1;
@@ -1161,12 +1172,24 @@ int m_argmin(lua_State* L) {
   return reduction<all_argmin, dim_argmin>(L, "argmin");
 }
 
-Tensor all_all(const Tensor& x) { return x.all(); }
-Tensor dim_all(const Tensor& x, int64_t d, bool k) { return x.all(d, k); }
-Tensor all_any(const Tensor& x) { return x.any(); }
-Tensor dim_any(const Tensor& x, int64_t d, bool k) { return x.any(d, k); }
-int m_all(lua_State* L) { return reduction<all_all, dim_all>(L, "all"); }
-int m_any(lua_State* L) { return reduction<all_any, dim_any>(L, "any"); }
+Tensor all_all(const Tensor& x) {
+  return x.all();
+}
+Tensor dim_all(const Tensor& x, int64_t d, bool k) {
+  return x.all(d, k);
+}
+Tensor all_any(const Tensor& x) {
+  return x.any();
+}
+Tensor dim_any(const Tensor& x, int64_t d, bool k) {
+  return x.any(d, k);
+}
+int m_all(lua_State* L) {
+  return reduction<all_all, dim_all>(L, "all");
+}
+int m_any(lua_State* L) {
+  return reduction<all_any, dim_any>(L, "any");
+}
 
 // x:equal(y): true when both have the same size and elements (torch.equal).
 int m_equal(lua_State* L) {
@@ -1334,20 +1357,21 @@ int m_eq_identity(lua_State* L) {
 
 // ---- torch.linalg ---------------------------------------------------------------------------
 
-#define LINALG_UNARY(NAME, EXPR)                                   \
-  int la_##NAME(lua_State* L) {                                    \
-    return guarded(L, [&] {                                        \
-      auto& x = check_tensor(L, 1, "torch.linalg." #NAME);         \
-      push_tensor(L, EXPR);                                        \
-      return 1;                                                    \
-    });                                                            \
+#define LINALG_UNARY(NAME, EXPR)                           \
+  int la_##NAME(lua_State* L) {                            \
+    return guarded(L, [&] {                                \
+      auto& x = check_tensor(L, 1, "torch.linalg." #NAME); \
+      push_tensor(L, EXPR);                                \
+      return 1;                                            \
+    });                                                    \
   }
 
 LINALG_UNARY(inv, torch::linalg::inv(x))
 LINALG_UNARY(det, torch::linalg::det(x))
 LINALG_UNARY(cholesky, torch::linalg::cholesky(x))
 LINALG_UNARY(pinv, torch::linalg_pinv(x, c10::optional<double>(), c10::optional<double>(), false))
-LINALG_UNARY(matrix_rank, torch::linalg_matrix_rank(x, c10::optional<double>(), c10::optional<double>(), false))
+LINALG_UNARY(matrix_rank,
+             torch::linalg_matrix_rank(x, c10::optional<double>(), c10::optional<double>(), false))
 
 int la_solve(lua_State* L) {
   return guarded(L, [&] {
@@ -1398,16 +1422,19 @@ int la_slogdet(lua_State* L) {
   });
 }
 
-// vector_norm(x[, ord][, dim][, {keepdim}]), matrix_norm(x[, ord]) with ord a number or 'fro'/'nuc'.
+// vector_norm(x[, ord][, dim][, {keepdim}]), matrix_norm(x[, ord]) with ord a number or
+// 'fro'/'nuc'.
 int la_vector_norm(lua_State* L) {
   return guarded(L, [&] {
     auto& x = check_tensor(L, 1, "torch.linalg.vector_norm");
     const double ord = lua_isnoneornil(L, 2) ? 2.0 : check_number(L, 2, "torch.linalg.vector_norm");
     c10::optional<std::vector<int64_t>> dims;
-    if (!lua_isnoneornil(L, 3)) dims = std::vector<int64_t>{check_dim(L, 3, x.dim(), "torch.linalg.vector_norm")};
+    if (!lua_isnoneornil(L, 3))
+      dims = std::vector<int64_t>{check_dim(L, 3, x.dim(), "torch.linalg.vector_norm")};
     Options o(L, 4, "torch.linalg.vector_norm", {"keepdim"});
-    push_tensor(L, torch::linalg::vector_norm(x, ord, dims ? c10::OptionalIntArrayRef(*dims) : c10::nullopt,
-                                              o.boolean("keepdim", false), c10::nullopt));
+    push_tensor(
+        L, torch::linalg::vector_norm(x, ord, dims ? c10::OptionalIntArrayRef(*dims) : c10::nullopt,
+                                      o.boolean("keepdim", false), c10::nullopt));
     return 1;
   });
 }
@@ -1417,10 +1444,12 @@ int la_matrix_norm(lua_State* L) {
     auto& x = check_tensor(L, 1, "torch.linalg.matrix_norm");
     if (lua_type(L, 2) == LUA_TSTRING) {
       const std::string ord = lua_tostring(L, 2);
-      if (ord != "fro" && ord != "nuc") throw ArgumentError("torch.linalg.matrix_norm: ord must be a number, 'fro' or 'nuc'");
+      if (ord != "fro" && ord != "nuc")
+        throw ArgumentError("torch.linalg.matrix_norm: ord must be a number, 'fro' or 'nuc'");
       push_tensor(L, torch::linalg::matrix_norm(x, ord, {-2, -1}, false, c10::nullopt));
     } else {
-      const double ord = lua_isnoneornil(L, 2) ? 2.0 : check_number(L, 2, "torch.linalg.matrix_norm");
+      const double ord =
+          lua_isnoneornil(L, 2) ? 2.0 : check_number(L, 2, "torch.linalg.matrix_norm");
       if (lua_isnoneornil(L, 2)) {
         push_tensor(L, torch::linalg::matrix_norm(x, "fro", {-2, -1}, false, c10::nullopt));
       } else {
@@ -1431,10 +1460,18 @@ int la_matrix_norm(lua_State* L) {
   });
 }
 
-const luaL_Reg kLinalg[] = {{"inv", la_inv}, {"det", la_det}, {"cholesky", la_cholesky},
-                            {"pinv", la_pinv}, {"matrix_rank", la_matrix_rank}, {"solve", la_solve},
-                            {"qr", la_qr}, {"svd", la_svd}, {"eigh", la_eigh}, {"slogdet", la_slogdet},
-                            {"vector_norm", la_vector_norm}, {"matrix_norm", la_matrix_norm},
+const luaL_Reg kLinalg[] = {{"inv", la_inv},
+                            {"det", la_det},
+                            {"cholesky", la_cholesky},
+                            {"pinv", la_pinv},
+                            {"matrix_rank", la_matrix_rank},
+                            {"solve", la_solve},
+                            {"qr", la_qr},
+                            {"svd", la_svd},
+                            {"eigh", la_eigh},
+                            {"slogdet", la_slogdet},
+                            {"vector_norm", la_vector_norm},
+                            {"matrix_norm", la_matrix_norm},
                             {nullptr, nullptr}};
 
 const luaL_Reg kMethods[] = {{"add", m_add},
@@ -1560,15 +1597,37 @@ const luaL_Reg kMeta[] = {{"__add", m_add},
                           {nullptr, nullptr}};
 
 // Functions of the torch table that mirror a method taking the tensor first.
-const char* kMirrored[] = {
-    "add",     "sub",       "mul",     "div",       "pow",     "eq",       "ne",          "lt",
-    "le",      "gt",        "ge",      "maximum",   "minimum", "matmul",   "mm",          "dot",
-    "abs",     "exp",       "log",     "sqrt",      "relu",    "sigmoid",  "tanh",        "sum",
-    "mean",    "max",       "min",     "argmax",    "argmin",  "softmax",  "log_softmax", "flatten",
-    "reshape", "transpose", "squeeze", "unsqueeze", "clone",   "t",        "chunk",       "narrow",
-    "select",  "permute",   "std",     "var",       "prod",    "logsumexp", "all", "any", "equal",
-    "index_select", "gather", "scatter", "masked_fill", "masked_select", "split", "sort", "topk",
-    "cumsum", "clamp", "norm", "bmm", "outer"};
+const char* kMirrored[] = {"add",         "sub",
+                           "mul",         "div",
+                           "pow",         "eq",
+                           "ne",          "lt",
+                           "le",          "gt",
+                           "ge",          "maximum",
+                           "minimum",     "matmul",
+                           "mm",          "dot",
+                           "abs",         "exp",
+                           "log",         "sqrt",
+                           "relu",        "sigmoid",
+                           "tanh",        "sum",
+                           "mean",        "max",
+                           "min",         "argmax",
+                           "argmin",      "softmax",
+                           "log_softmax", "flatten",
+                           "reshape",     "transpose",
+                           "squeeze",     "unsqueeze",
+                           "clone",       "t",
+                           "chunk",       "narrow",
+                           "select",      "permute",
+                           "std",         "var",
+                           "prod",        "logsumexp",
+                           "all",         "any",
+                           "equal",       "index_select",
+                           "gather",      "scatter",
+                           "masked_fill", "masked_select",
+                           "split",       "sort",
+                           "topk",        "cumsum",
+                           "clamp",       "norm",
+                           "bmm",         "outer"};
 
 const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"zeros", t_zeros},

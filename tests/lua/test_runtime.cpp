@@ -47,6 +47,38 @@ TEST_CASE("every binding leaves the Lua stack as it found it, even when it raise
   CHECK(lua_gettop(L) == 0);
 }
 
+TEST_CASE("every tensor and module method leaves the stack balanced, with good and bad arguments") {
+  lua::Runtime runtime;
+  lua_State* L = runtime.state();
+  REQUIRE(luaL_dostring(L, "torch = require 'torch'; nn = require 'nn'") == 0);
+  int checked = 0;
+  // receiver expression, metatable name
+  for (auto [receiver, type] :
+       {std::pair{"torch.randn(3, 4)", "Tensor"}, std::pair{"nn.Linear(4, 2)", "Module"}}) {
+    luaL_getmetatable(L, type);
+    lua_getfield(L, -1, "__methods");
+    const int methods = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, methods) != 0) {
+      // Arguments: none, a number, a tensor, a table: each either works or raises, cleanly.
+      for (const char* args : {"", "2", "torch.ones(3, 4)", "{}", "true, 'x'"}) {
+        const int before = lua_gettop(L);
+        const std::string code =
+            std::string("local f = ...; return f(") + receiver + (args[0] ? ", " : "") + args + ")";
+        REQUIRE(luaL_loadstring(L, code.c_str()) == 0);
+        lua_pushvalue(L, -2);
+        lua_pcall(L, 1, 0, 0) == 0 ? void() : lua_pop(L, 1);
+        CHECK_MESSAGE(lua_gettop(L) == before, type, ":", lua_tostring(L, -2), "(", args, ")");
+        ++checked;
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  CHECK(checked > 400);
+  CHECK(lua_gettop(L) == 0);
+}
+
 TEST_CASE("C++ exceptions reach Lua with their message, never as 'C++ exception'") {
   lua::Runtime runtime;
   const auto dir = test::scratch_dir("lua-errors");
