@@ -112,12 +112,17 @@ void write_attribute(hid_t object, const std::string& name, int64_t value) {
   check_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), "write attribute '" + name + "'");
 }
 
-// Stored as the enum h5py uses for numpy bools, so h5py reads them back as True/False.
-void write_attribute(hid_t object, const std::string& name, bool value) {
+Handle bool_type() {
   Handle type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "make a bool type");
   int8_t f = 0, t = 1;
   H5Tenum_insert(type.get(), "FALSE", &f);
   H5Tenum_insert(type.get(), "TRUE", &t);
+  return type;
+}
+
+// Stored as h5py's bool enum, so h5py reads them back as True/False.
+void write_attribute(hid_t object, const std::string& name, bool value) {
+  auto type = bool_type();
   auto attr = fresh_attribute(object, name, type.get());
   int8_t v = value ? 1 : 0;
   check_status(H5Awrite(attr.get(), type.get(), &v), "write attribute '" + name + "'");

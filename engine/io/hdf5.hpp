@@ -45,6 +45,9 @@ Handle open_group(hid_t parent, const std::string& name);
 Handle require_group(hid_t parent, const std::string& name);
 bool exists(hid_t parent, const std::string& name);
 
+// The enum h5py uses for numpy bools (int8 with FALSE = 0, TRUE = 1).
+Handle bool_type();
+
 void write_attribute(hid_t object, const std::string& name, const std::string& value);
 void write_attribute(hid_t object, const std::string& name, double value);
 void write_attribute(hid_t object, const std::string& name, int64_t value);

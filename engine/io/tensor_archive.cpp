@@ -8,18 +8,11 @@
 namespace engine::io {
 namespace {
 
+using h5::bool_type;
 using h5::Handle;
 
 constexpr const char* kLuaType = "lua_type";
 constexpr const char* kDtype = "dtype";
-
-Handle bool_type() {
-  Handle type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "make a bool type");
-  int8_t f = 0, t = 1;
-  H5Tenum_insert(type.get(), "FALSE", &f);
-  H5Tenum_insert(type.get(), "TRUE", &t);
-  return type;
-}
 
 // The HDF5 memory type for a libtorch element type (bfloat16 goes through float32).
 hid_t memory_type(torch::ScalarType type) {

@@ -31,6 +31,11 @@ void push_module(lua_State* L, const torch::nn::AnyModule& module);
 ModuleBox* test_module(lua_State* L, int index);
 ModuleBox& check_module(lua_State* L, int index, const char* function);
 
+// A loss from its options table at index ({reduction = ...}, plus label_smoothing for
+// cross-entropy); unknown keys are errors naming `function`.
+std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::Kind kind,
+                                            const char* function);
+
 // The model the trainer runs, from a module value.
 nn::Model model_from(const ModuleBox& box);
 

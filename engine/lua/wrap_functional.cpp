@@ -4,6 +4,7 @@
 
 #include "engine/core/format.hpp"
 #include "engine/lua/libraries.hpp"
+#include "engine/lua/module_value.hpp"
 #include "engine/lua/tensor_value.hpp"
 #include "engine/nn/loss.hpp"
 
@@ -201,15 +202,7 @@ int class_loss(lua_State* L, const char* name) {
   return guarded(L, [&] {
     auto& out = check_tensor(L, 1, name);
     auto& target = check_tensor(L, 2, name);
-    std::shared_ptr<nn::Loss> loss;
-    if (Kind == nn::Loss::Kind::kNll) {
-      Options o(L, 3, name, {"reduction"});
-      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")));
-    } else {
-      Options o(L, 3, name, {"reduction", "label_smoothing"});
-      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")),
-                                        o.number("label_smoothing", 0.0));
-    }
+    auto loss = loss_from_options(L, 3, Kind, name);
     return push(L, (*loss)(out, target.scalar_type() == torch::kInt64 ? target - 1 : target));
   });
 }

@@ -55,6 +55,17 @@ nn::Model model_from(const ModuleBox& box) {
                    [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
 }
 
+std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::Kind kind,
+                                            const char* function) {
+  if (kind == nn::Loss::Kind::kNll) {
+    Options o(L, index, function, {"reduction"});
+    return std::make_shared<nn::Loss>(kind, nn::parse_reduction(o.string("reduction", "mean")));
+  }
+  Options o(L, index, function, {"reduction", "label_smoothing"});
+  return std::make_shared<nn::Loss>(kind, nn::parse_reduction(o.string("reduction", "mean")),
+                                    o.number("label_smoothing", 0.0));
+}
+
 namespace {
 
 using torch::nn::AnyModule;
@@ -598,16 +609,7 @@ template <nn::Loss::Kind Kind>
 int l_loss(lua_State* L) {
   const char* name = Kind == nn::Loss::Kind::kNll ? "nn.NLLLoss" : "nn.CrossEntropyLoss";
   return guarded(L, [&] {
-    std::shared_ptr<nn::Loss> loss;
-    if (Kind == nn::Loss::Kind::kNll) {
-      Options o(L, 1, name, {"reduction"});
-      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")));
-    } else {
-      Options o(L, 1, name, {"reduction", "label_smoothing"});
-      loss = std::make_shared<nn::Loss>(Kind, nn::parse_reduction(o.string("reduction", "mean")),
-                                        o.number("label_smoothing", 0.0));
-    }
-    push_new<LossBox>(L, LossBox{loss});
+    push_new<LossBox>(L, LossBox{loss_from_options(L, 1, Kind, name)});
     return 1;
   });
 }
