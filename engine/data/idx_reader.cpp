@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 #include <memory>
 
 #include "engine/core/errors.hpp"
@@ -99,8 +101,35 @@ torch::Tensor read_idx(const std::string& path) {
   }
   for (int i = 0; i < rank; ++i) shape[i] = big_endian_u32(&dims[4 * i]);
 
-  auto tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
-  const size_t expected = static_cast<size_t>(tensor.numel()) * tensor.element_size();
+  // Check what the header declares before allocating it: a corrupt header can ask for
+  // terabytes, and a plain file's size tells at once whether the data is all there.
+  const size_t element = c10::elementSize(type);
+  size_t expected = element;
+  for (int64_t d : shape) {
+    if (d != 0 && expected > std::numeric_limits<size_t>::max() / static_cast<size_t>(d)) {
+      throw DataError(path + ": IDX header declares an impossible shape " +
+                      core::shape_string(shape));
+    }
+    expected *= static_cast<size_t>(d);
+  }
+  if (gzdirect(file.get())) {
+    std::error_code ec;
+    const auto file_size = std::filesystem::file_size(path, ec);
+    const size_t header = 4 + 4 * static_cast<size_t>(rank);
+    if (!ec && file_size < header + expected) {
+      throw DataError(path + ": truncated IDX file (header declares shape " +
+                      core::shape_string(shape) + ", " + std::to_string(expected) +
+                      " bytes of data, but the file holds " + std::to_string(file_size - header) +
+                      ")");
+    }
+  }
+  torch::Tensor tensor;
+  try {
+    tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
+  } catch (const std::exception&) {  // c10::Error or std::bad_alloc
+    throw DataError(path + ": IDX header declares shape " + core::shape_string(shape) + " (" +
+                    std::to_string(expected) + " bytes), more than this machine can allocate");
+  }
   const size_t got = read_fully(file.get(), tensor.data_ptr(), expected, path);
   if (got != expected) {
     throw DataError(path + ": truncated IDX file (header declares shape " +

@@ -135,7 +135,6 @@ void RunWriter::finish(const std::string& status, const std::string& error) {
   h5::write_attribute(root, "finished_at", iso_timestamp());
   if (!error.empty()) h5::write_attribute(root, "error", error);
   flush();
-  finished_ = true;
 }
 
 void RunWriter::flush() {

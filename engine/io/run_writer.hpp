@@ -58,7 +58,6 @@ class RunWriter {
   h5::Handle file_;
   h5::Handle metrics_;
   std::map<std::string, Split> splits_;
-  bool finished_ = false;
 };
 
 // Local time as the schema writes it: 2026-11-22T10:31:05

@@ -170,7 +170,8 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
 
 std::string type_name(lua_State* L, int index) {
   if (lua_getmetatable(L, index)) {
-    lua_getfield(L, -1, "__name");
+    lua_pushliteral(L, "__name");  // raw: this runs while building error messages
+    lua_rawget(L, -2);
     if (lua_isstring(L, -1)) {
       std::string name = lua_tostring(L, -1);
       lua_pop(L, 2);
@@ -303,21 +304,14 @@ std::vector<int64_t> Options::integers(const char* key, std::vector<int64_t> fal
     lua_pop(L_, 1);
     return fallback;
   }
-  std::vector<double> values;
+  std::vector<int64_t> out;
   try {
-    values = number_list(L_, -1, function_ + ": option '" + key + "'");
+    out = size_list(L_, -1, function_ + ": option '" + key + "'", count);
   } catch (...) {
     lua_pop(L_, 1);
     throw;
   }
   lua_pop(L_, 1);
-  std::vector<int64_t> out;
-  for (double v : values) out.push_back(static_cast<int64_t>(v));
-  if (out.size() == 1 && count > 1) out.assign(count, out[0]);
-  if (out.size() != count) {
-    throw ArgumentError(function_ + ": option '" + key + "' needs 1 or " + std::to_string(count) +
-                        " values, got " + std::to_string(out.size()));
-  }
   return out;
 }
 
@@ -354,6 +348,17 @@ std::vector<double> number_list(lua_State* L, int index, const std::string& what
     lua_pop(L, 1);
     if (!ok) throw ArgumentError(what + ": element " + std::to_string(i) + " is not a number");
     out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what, size_t count) {
+  std::vector<int64_t> out;
+  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
+  if (out.size() == 1) out.assign(count, out[0]);
+  if (out.size() != count) {
+    throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " +
+                        std::to_string(out.size()));
   }
   return out;
 }

@@ -175,6 +175,10 @@ class Options {
 // Reads a Lua list of numbers (or a single number) at index.
 std::vector<double> number_list(lua_State* L, int index, const std::string& what);
 
+// Sizes given as one number or a list (kernel sizes, strides...), a single number repeated to
+// `count` values; any other length is an error naming `what`.
+std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what, size_t count);
+
 // Registers `opener` so that `require(name)` returns its result.
 void preload(lua_State* L, const char* name, lua_CFunction opener);
 

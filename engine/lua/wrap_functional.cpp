@@ -124,18 +124,10 @@ int f_conv2d(lua_State* L) {
   return conv<2>(L, "nn.F.conv2d");
 }
 
-std::vector<int64_t> pair_arg(lua_State* L, int index, const std::string& what) {
-  std::vector<int64_t> out;
-  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
-  if (out.size() == 1) out.push_back(out[0]);
-  if (out.size() != 2) throw ArgumentError(what + " needs 1 or 2 values");
-  return out;
-}
-
 int f_max_pool2d(lua_State* L) {
   return guarded(L, [&] {
     auto& x = check_tensor(L, 1, "nn.F.max_pool2d");
-    auto k = pair_arg(L, 2, "nn.F.max_pool2d: kernel_size");
+    auto k = size_list(L, 2, "nn.F.max_pool2d: kernel_size", 2);
     Options o(L, 3, "nn.F.max_pool2d", {"stride", "padding", "dilation", "ceil_mode"});
     return push(
         L, torch::max_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
@@ -146,7 +138,7 @@ int f_max_pool2d(lua_State* L) {
 int f_avg_pool2d(lua_State* L) {
   return guarded(L, [&] {
     auto& x = check_tensor(L, 1, "nn.F.avg_pool2d");
-    auto k = pair_arg(L, 2, "nn.F.avg_pool2d: kernel_size");
+    auto k = size_list(L, 2, "nn.F.avg_pool2d: kernel_size", 2);
     Options o(L, 3, "nn.F.avg_pool2d", {"stride", "padding", "ceil_mode", "count_include_pad"});
     return push(
         L, torch::avg_pool2d(x, k, o.integers("stride", k, 2), o.integers("padding", {0, 0}, 2),
@@ -185,15 +177,10 @@ int f_embedding(lua_State* L) {
   return guarded(L, [&] {
     auto& indices = check_tensor(L, 1, "nn.F.embedding");
     auto& weight = check_tensor(L, 2, "nn.F.embedding");
-    const int64_t rows = weight.size(0);
-    if (indices.numel() > 0) {
-      const int64_t lo = indices.min().item<int64_t>(), hi = indices.max().item<int64_t>();
-      if (lo < 1 || hi > rows) {
-        throw ArgumentError("nn.F.embedding: index " + std::to_string(lo < 1 ? lo : hi) +
-                            " is out of range 1.." + std::to_string(rows));
-      }
-    }
-    return push(L, torch::embedding(weight, indices.to(torch::kInt64) - 1));
+    if (weight.dim() != 2)
+      throw ArgumentError("nn.F.embedding: weight must be a 2-D table of rows");
+    return push(
+        L, torch::embedding(weight, zero_based_index(indices, weight.size(0), "nn.F.embedding")));
   });
 }
 
@@ -203,7 +190,7 @@ int class_loss(lua_State* L, const char* name) {
     auto& out = check_tensor(L, 1, name);
     auto& target = check_tensor(L, 2, name);
     auto loss = loss_from_options(L, 3, Kind, name);
-    return push(L, (*loss)(out, target.scalar_type() == torch::kInt64 ? target - 1 : target));
+    return push(L, (*loss)(out, zero_based_targets(target)));
   });
 }
 

@@ -76,18 +76,6 @@ int push_layer(lua_State* L, Args&&... args) {
   return 1;
 }
 
-// A size given as a number or a list, repeated to `count` values (kernel sizes, output sizes).
-std::vector<int64_t> sizes_arg(lua_State* L, int index, const std::string& what, size_t count) {
-  std::vector<int64_t> out;
-  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
-  if (out.size() == 1) out.assign(count, out[0]);
-  if (out.size() != count) {
-    throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " +
-                        std::to_string(out.size()));
-  }
-  return out;
-}
-
 // A 1-based dimension given at construction, before the input rank is known.
 int64_t layer_dim(int64_t user_dim, const char* function) {
   if (user_dim == 0) {
@@ -110,7 +98,7 @@ template <size_t D, class Impl, class Opts>
 int conv(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, name), out = check_integer(L, 2, name);
-    const auto kernel = sizes_arg(L, 3, std::string(name) + ": kernel_size", D);
+    const auto kernel = size_list(L, 3, std::string(name) + ": kernel_size", D);
     Options o(L, 4, name, {"stride", "padding", "dilation", "groups", "bias", "padding_mode"});
     Opts opts{in, out, torch::ExpandingArray<D>(kernel)};
     opts.stride(torch::ExpandingArray<D>(o.integers("stride", std::vector<int64_t>(D, 1), D)))
@@ -141,7 +129,7 @@ int l_conv2d(lua_State* L) {
 
 int l_maxpool2d(lua_State* L) {
   return guarded(L, [&] {
-    const auto k = sizes_arg(L, 1, "nn.MaxPool2d: kernel_size", 2);
+    const auto k = size_list(L, 1, "nn.MaxPool2d: kernel_size", 2);
     Options o(L, 2, "nn.MaxPool2d", {"stride", "padding", "dilation", "ceil_mode"});
     torch::nn::MaxPool2dOptions opts{torch::ExpandingArray<2>(k)};
     opts.stride(torch::ExpandingArray<2>(o.integers("stride", k, 2)))
@@ -154,7 +142,7 @@ int l_maxpool2d(lua_State* L) {
 
 int l_avgpool2d(lua_State* L) {
   return guarded(L, [&] {
-    const auto k = sizes_arg(L, 1, "nn.AvgPool2d: kernel_size", 2);
+    const auto k = size_list(L, 1, "nn.AvgPool2d: kernel_size", 2);
     Options o(L, 2, "nn.AvgPool2d", {"stride", "padding", "ceil_mode", "count_include_pad"});
     torch::nn::AvgPool2dOptions opts{torch::ExpandingArray<2>(k)};
     opts.stride(torch::ExpandingArray<2>(o.integers("stride", k, 2)))
@@ -167,7 +155,7 @@ int l_avgpool2d(lua_State* L) {
 
 int l_adaptive_avgpool2d(lua_State* L) {
   return guarded(L, [&] {
-    const auto s = sizes_arg(L, 1, "nn.AdaptiveAvgPool2d: output_size", 2);
+    const auto s = size_list(L, 1, "nn.AdaptiveAvgPool2d: output_size", 2);
     return push_layer<torch::nn::AdaptiveAvgPool2dImpl>(
         L, torch::nn::AdaptiveAvgPool2dOptions(
                torch::ExpandingArrayWithOptionalElem<2>({s[0], s[1]})));
@@ -599,11 +587,6 @@ int c_register_buffer(lua_State* L) {
 }
 
 // ---- losses and metrics -------------------------------------------------------------------------
-
-// Lua class targets are 1-based; libtorch's are 0-based.
-torch::Tensor zero_based_targets(const torch::Tensor& target) {
-  return target.scalar_type() == torch::kInt64 ? target - 1 : target;
-}
 
 template <nn::Loss::Kind Kind>
 int l_loss(lua_State* L) {

@@ -110,6 +110,26 @@ std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* func
   return out;
 }
 
+// Index tensors are 1-based in Lua: these convert them, checking the range in Lua's terms.
+torch::Tensor zero_based_index(const torch::Tensor& index, int64_t size, const char* function) {
+  if (index.scalar_type() != torch::kInt64 && index.scalar_type() != torch::kInt32) {
+    throw ArgumentError(std::string(function) + ": index must be an integer tensor, got " +
+                        core::dtype_name(index.scalar_type()));
+  }
+  if (index.numel() > 0) {
+    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
+    if (lo < 1 || hi > size) {
+      throw ArgumentError(std::string(function) + ": index " + std::to_string(lo < 1 ? lo : hi) +
+                          " is out of range 1.." + std::to_string(size));
+    }
+  }
+  return index.to(torch::kInt64) - 1;
+}
+
+torch::Tensor zero_based_targets(const torch::Tensor& target) {
+  return target.scalar_type() == torch::kInt64 ? target - 1 : target;
+}
+
 namespace {
 
 using torch::Tensor;
@@ -906,22 +926,6 @@ int m_chunk(lua_State* L) {
     for (auto& p : parts) push_tensor(L, p);
     return static_cast<int>(parts.size());
   });
-}
-
-// Index tensors are 1-based in Lua: these convert them, checking the range in Lua's terms.
-Tensor zero_based_index(const Tensor& index, int64_t size, const char* function) {
-  if (index.scalar_type() != torch::kInt64 && index.scalar_type() != torch::kInt32) {
-    throw ArgumentError(std::string(function) + ": index must be an integer tensor, got " +
-                        core::dtype_name(index.scalar_type()));
-  }
-  if (index.numel() > 0) {
-    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
-    if (lo < 1 || hi > size) {
-      throw ArgumentError(std::string(function) + ": index " + std::to_string(lo < 1 ? lo : hi) +
-                          " is out of range 1.." + std::to_string(size));
-    }
-  }
-  return index.to(torch::kInt64) - 1;
 }
 
 int m_index_select(lua_State* L) {

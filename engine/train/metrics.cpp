@@ -38,15 +38,28 @@ MetricAccumulator::MetricAccumulator(std::vector<std::string> metrics)
   for (const auto& m : metrics_) check_metric_name(m);
 }
 
-void MetricAccumulator::add(double loss, const torch::Tensor& output, const torch::Tensor& target) {
-  const int64_t n = target.defined() && target.dim() > 0 ? target.size(0) : 1;
-  sums_["loss"] += loss * static_cast<double>(n);
+std::map<std::string, double> MetricAccumulator::evaluate(double loss, const torch::Tensor& output,
+                                                          const torch::Tensor& target) const {
+  std::map<std::string, double> values{{"loss", loss}};
   for (const auto& m : metrics_) {
     const int64_t k = topk_of(m);
-    const double value = k > 0 ? topk_accuracy(output, target, k) : accuracy(output, target);
-    sums_[m] += value * static_cast<double>(n);
+    values[m] = k > 0 ? topk_accuracy(output, target, k) : accuracy(output, target);
   }
-  samples_ += n;
+  return values;
+}
+
+void MetricAccumulator::add(const std::map<std::string, double>& values, int64_t samples) {
+  for (const auto& [name, value] : values) sums_[name] += value * static_cast<double>(samples);
+  samples_ += samples;
+}
+
+void MetricAccumulator::add(double loss, const torch::Tensor& output, const torch::Tensor& target) {
+  add(evaluate(loss, output, target), target.defined() && target.dim() > 0 ? target.size(0) : 1);
+}
+
+double MetricAccumulator::average(const std::string& name) const {
+  auto it = sums_.find(name);
+  return samples_ == 0 || it == sums_.end() ? 0.0 : it->second / static_cast<double>(samples_);
 }
 
 std::map<std::string, double> MetricAccumulator::averages() const {

@@ -21,11 +21,18 @@ void check_metric_name(const std::string& name);
 class MetricAccumulator {
  public:
   explicit MetricAccumulator(std::vector<std::string> metrics = {});
-  // Adds one batch: the loss (a mean over the batch) and the named metrics.
+  // One batch's values: the loss (a mean over the batch) and the named metrics.
+  std::map<std::string, double> evaluate(double loss, const torch::Tensor& output,
+                                         const torch::Tensor& target) const;
+  // Adds a batch of `samples` samples whose per-sample averages are `values`.
+  void add(const std::map<std::string, double>& values, int64_t samples);
+  // evaluate + add in one call.
   void add(double loss, const torch::Tensor& output, const torch::Tensor& target);
   int64_t samples() const { return samples_; }
   // Averages per sample, keyed "loss", "accuracy", "top5"...; empty when nothing was added.
   std::map<std::string, double> averages() const;
+  // One average; 0 when nothing was added.
+  double average(const std::string& name) const;
   void reset();
 
  private:

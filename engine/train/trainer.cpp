@@ -107,8 +107,9 @@ TrainResult Trainer::run() {
       {
         torch::NoGradGuard no_grad;
         const double loss_value = loss.item<double>();
-        window_.add(loss_value, output.detach(), target);
-        epoch_metrics.add(loss_value, output.detach(), target);
+        const auto values = window_.evaluate(loss_value, output.detach(), target);  // once per step
+        window_.add(values, n);
+        epoch_metrics.add(values, n);
       }
       const double fractional_epoch = epoch + static_cast<double>(batch_index) / batches;
       if (!observers_.empty()) {
@@ -119,7 +120,7 @@ TrainResult Trainer::run() {
         p.batches = batches;
         p.step = step;
         p.total_steps = total_steps;
-        p.loss = window_.averages()["loss"];
+        p.loss = window_.average("loss");
         const double elapsed = clock.seconds() - window_samples_start;
         p.samples_per_second = elapsed > 0 ? window_samples / elapsed : 0;
         const double per_step = clock.seconds() / static_cast<double>(step);

@@ -78,6 +78,21 @@ TEST_CASE("bad IDX files stop with a message naming the file") {
   test::write_bytes(dir + "/long.idx", longer);
   CHECK(contains(error_of([&] { data::read_idx(dir + "/long.idx"); }), "longer than its header"));
 
+  // A corrupt header declaring enormous sizes: refused before allocating, plain or gzipped.
+  const std::vector<uint8_t> huge = {0,    0,    0x08, 2,    0xFF, 0xFF, 0xFF,
+                                     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 1,    2};
+  test::write_bytes(dir + "/huge.idx", huge);
+  msg = error_of([&] { data::read_idx(dir + "/huge.idx"); });
+  CHECK(contains(msg, "huge.idx"));
+  CHECK(contains(msg, "truncated"));
+  test::write_bytes(dir + "/huge.idx.gz", huge, true);
+  CHECK(contains(error_of([&] { data::read_idx(dir + "/huge.idx.gz"); }), "huge.idx.gz"));
+  const std::vector<uint8_t> impossible = {0,    0,    0x0E, 3,    0xFF, 0xFF, 0xFF, 0xFF,
+                                           0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+  test::write_bytes(dir + "/impossible.idx.gz", impossible, true);
+  CHECK(
+      contains(error_of([&] { data::read_idx(dir + "/impossible.idx.gz"); }), "impossible shape"));
+
   test::write_bytes(dir + "/empty.idx", {});
   CHECK(contains(error_of([&] { data::read_idx(dir + "/empty.idx"); }), "empty.idx"));
 
