@@ -88,29 +88,48 @@ inline int absolute_index(lua_State* L, int index) {
 }
 
 // ---- userdata types -------------------------------------------------------------------------
-// A type exposed to Lua lives inside its userdata (placement new); __gc runs its destructor.
-// Each type names itself with a static `kTypeName` member.
+// A type exposed to Lua lives inside its userdata (placement new) after a tag word; __gc runs
+// its destructor. Each type names itself with a static `kTypeName` member, and the address of
+// that name is the tag. Checking the tag (and the userdata's size) identifies the type without
+// touching the metatable or the registry: this runs several times per tensor operation. Only C
+// code can write a userdata's bytes, so a tag cannot be forged from Lua.
+
+// The tag left behind by __gc: the object is destroyed, the userdata may still be reachable
+// (from another finalizer, or through an explicit __gc call), and using it must fail cleanly.
+inline constexpr char kReleasedTag[] = "released";
+
+template <class T>
+struct Tagged {
+  static_assert(alignof(T) <= alignof(void*), "userdata payloads are pointer-aligned");
+  const char* tag;
+  T object;
+};
 
 // Pushes the metatable of a type defined with define_type. The registry holds it under the
 // address of the type's name as well as under the name: a light userdata key needs no string
-// hashing, which matters on paths taken once per tensor operation.
+// hashing.
 inline void push_metatable(lua_State* L, const char* type_name) {
   lua_pushlightuserdata(L, const_cast<char*>(type_name));
   lua_rawget(L, LUA_REGISTRYINDEX);
 }
 
-// The userdata at index when its metatable is the type's, else nullptr. Raises nothing.
-inline void* test_userdata(lua_State* L, int index, const char* type_name) {
-  if (lua_type(L, index) != LUA_TUSERDATA || !lua_getmetatable(L, index)) return nullptr;
-  push_metatable(L, type_name);
-  const bool same = lua_rawequal(L, -1, -2) != 0;
-  lua_pop(L, 2);
-  return same ? lua_touserdata(L, index) : nullptr;
+// The tagged userdata at index when it holds a T (live or released), else nullptr.
+template <class T>
+Tagged<T>* test_tagged(lua_State* L, int index) {
+  // lua_touserdata is non-null only for (light) userdata; a light userdata has length 0.
+  // lua_objlen must not see a number: it would turn it into a string in place.
+  auto* box = static_cast<Tagged<T>*>(lua_touserdata(L, index));
+  if (!box || lua_objlen(L, index) != sizeof(Tagged<T>)) return nullptr;
+  return box->tag == T::kTypeName || box->tag == kReleasedTag ? box : nullptr;
 }
 
 template <class T>
 int gc_userdata(lua_State* L) {
-  if (auto* p = static_cast<T*>(test_userdata(L, 1, T::kTypeName))) p->~T();
+  auto* box = test_tagged<T>(L, 1);
+  if (box && box->tag == T::kTypeName) {
+    box->tag = kReleasedTag;
+    box->object.~T();
+  }
   return 0;
 }
 
@@ -123,26 +142,38 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
 
 template <class T, class... Args>
 T& push_new(lua_State* L, Args&&... args) {
-  void* memory = lua_newuserdata(L, sizeof(T));
-  T* object = new (memory) T(std::forward<Args>(args)...);
+  auto* box = static_cast<Tagged<T>*>(lua_newuserdata(L, sizeof(Tagged<T>)));
+  box->tag = nullptr;  // not a T until constructed: a throwing constructor leaves no T behind
+  T* object = new (&box->object) T(std::forward<Args>(args)...);
+  box->tag = T::kTypeName;
   push_metatable(L, T::kTypeName);
   lua_setmetatable(L, -2);
   return *object;
 }
 
+// The live T at index, else nullptr.
 template <class T>
 T* test(lua_State* L, int index) {
-  return static_cast<T*>(test_userdata(L, index, T::kTypeName));
+  auto* box = test_tagged<T>(L, index);
+  return box && box->tag == T::kTypeName ? &box->object : nullptr;
 }
 
 // The Lua type name of the value at index, for messages ("number", "Tensor", "table").
 std::string type_name(lua_State* L, int index);
 
+// What the value at index is, for "expected X, got Y" messages: its type name, or that it is a
+// T already released by __gc.
+template <class T>
+std::string found_instead(lua_State* L, int index) {
+  return test_tagged<T>(L, index) ? std::string("a ") + T::kTypeName + " that was already released"
+                                  : type_name(L, index);
+}
+
 template <class T>
 T& check(lua_State* L, int index, const char* function) {
   if (T* p = test<T>(L, index)) return *p;
   throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
-                      "' (" + T::kTypeName + " expected, got " + type_name(L, index) + ")");
+                      "' (" + T::kTypeName + " expected, got " + found_instead<T>(L, index) + ")");
 }
 
 double check_number(lua_State* L, int index, const char* function);

@@ -19,8 +19,9 @@ struct TensorBox {
 void push_tensor(lua_State* L, torch::Tensor tensor);
 torch::Tensor& check_tensor(lua_State* L, int index, const char* function);
 torch::Tensor* test_tensor(lua_State* L, int index);
-// A tensor, or a number turned into a 0-dim tensor (for arithmetic with numbers).
-torch::Tensor tensor_or_scalar(lua_State* L, int index, const char* function);
+// A tensor (borrowed from its userdata, no reference count traffic), or a number turned into
+// a 0-dim tensor (for arithmetic with numbers).
+c10::MaybeOwned<torch::Tensor> tensor_or_scalar(lua_State* L, int index, const char* function);
 
 // A user's 1-based dimension (negative counts from the end) as libtorch's 0-based one.
 // Throws with a message in 1-based terms when it is out of range for `rank` dimensions.

@@ -46,7 +46,7 @@ ModuleBox* test_module(lua_State* L, int index) {
 ModuleBox& check_module(lua_State* L, int index, const char* function) {
   if (auto* box = test_module(L, index)) return *box;
   throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
-                      "' (module expected, got " + type_name(L, index) + ")");
+                      "' (module expected, got " + found_instead<ModuleBox>(L, index) + ")");
 }
 
 nn::Model model_from(const ModuleBox& box) {

@@ -39,16 +39,20 @@ torch::Tensor wrapped_number(const at::Scalar& value) {
   return t;
 }
 
-torch::Tensor tensor_or_scalar(lua_State* L, int index, const char* function) {
-  if (auto* t = test_tensor(L, index)) return *t;
+c10::MaybeOwned<torch::Tensor> tensor_or_scalar(lua_State* L, int index, const char* function) {
+  using Owned = c10::MaybeOwned<torch::Tensor>;
+  if (auto* t = test_tensor(L, index)) return Owned::borrowed(*t);
   if (lua_type(L, index) == LUA_TNUMBER) {
     const double v = lua_tonumber(L, index);
     const bool integral = std::floor(v) == v && std::fabs(v) < 9.0e15;
-    return integral ? wrapped_number(static_cast<int64_t>(v)) : wrapped_number(v);
+    return Owned::owned(integral ? wrapped_number(static_cast<int64_t>(v)) : wrapped_number(v));
   }
-  if (lua_type(L, index) == LUA_TBOOLEAN) return wrapped_number(lua_toboolean(L, index) != 0);
+  if (lua_type(L, index) == LUA_TBOOLEAN) {
+    return Owned::owned(wrapped_number(lua_toboolean(L, index) != 0));
+  }
   throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
-                      "' (Tensor or number expected, got " + type_name(L, index) + ")");
+                      "' (Tensor or number expected, got " + found_instead<TensorBox>(L, index) +
+                      ")");
 }
 
 int64_t to_dim(int64_t user_dim, int64_t rank, const char* function) {
@@ -98,12 +102,14 @@ std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* func
   for (size_t i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, static_cast<int>(i));
     auto* t = test_tensor(L, -1);
-    const std::string got = type_name(L, -1);
-    lua_pop(L, 1);
-    if (!t)
-      throw ArgumentError(std::string(function) + ": element " + std::to_string(i) + " is a " +
-                          got);
+    if (!t) {
+      const std::string got = found_instead<TensorBox>(L, -1);
+      lua_pop(L, 1);
+      throw ArgumentError(std::string(function) + ": element " + std::to_string(i) +
+                          " (Tensor expected, got " + got + ")");
+    }
     out.push_back(*t);
+    lua_pop(L, 1);
   }
   if (out.empty())
     throw ArgumentError(std::string(function) + ": expected a non-empty list of tensors");
@@ -189,7 +195,7 @@ int t_tensor(lua_State* L) {
     if (lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN) {
       auto opts = creation_options(L, 2, "torch.tensor");
       push_tensor(L, tensor_or_scalar(L, 1, "torch.tensor")
-                         .to(opts.dtype().toScalarType())
+                         ->to(opts.dtype().toScalarType())
                          .to(opts.device())
                          .set_requires_grad(opts.requires_grad()));
       return 1;
@@ -484,7 +490,7 @@ int t_where(lua_State* L) {
   return guarded(L, [&] {
     auto& cond = check_tensor(L, 1, "torch.where");
     auto a = tensor_or_scalar(L, 2, "torch.where"), b = tensor_or_scalar(L, 3, "torch.where");
-    push_tensor(L, torch::where(cond, a, b));
+    push_tensor(L, torch::where(cond, *a, *b));
     return 1;
   });
 }
@@ -699,25 +705,27 @@ Tensor& self(lua_State* L, const char* f) {
     });                          \
   }
 
-#define TENSOR_BINARY(NAME, EXPR)             \
-  int m_##NAME(lua_State* L) {                \
-    return guarded(L, [&] {                   \
-      auto a = tensor_or_scalar(L, 1, #NAME); \
-      auto b = tensor_or_scalar(L, 2, #NAME); \
-      push_tensor(L, EXPR);                   \
-      return 1;                               \
-    });                                       \
+#define TENSOR_BINARY(NAME, EXPR)                       \
+  int m_##NAME(lua_State* L) {                          \
+    return guarded(L, [&] {                             \
+      auto a_owner = tensor_or_scalar(L, 1, #NAME);     \
+      auto b_owner = tensor_or_scalar(L, 2, #NAME);     \
+      const torch::Tensor &a = *a_owner, &b = *b_owner; \
+      push_tensor(L, EXPR);                             \
+      return 1;                                         \
+    });                                                 \
   }
 
-#define TENSOR_INPLACE_BINARY(NAME, EXPR)     \
-  int m_##NAME(lua_State* L) {                \
-    return guarded(L, [&] {                   \
-      auto& a = self(L, #NAME);               \
-      auto b = tensor_or_scalar(L, 2, #NAME); \
-      EXPR;                                   \
-      lua_settop(L, 1);                       \
-      return 1;                               \
-    });                                       \
+#define TENSOR_INPLACE_BINARY(NAME, EXPR)           \
+  int m_##NAME(lua_State* L) {                      \
+    return guarded(L, [&] {                         \
+      auto& a = self(L, #NAME);                     \
+      auto b_owner = tensor_or_scalar(L, 2, #NAME); \
+      const torch::Tensor& b = *b_owner;            \
+      EXPR;                                         \
+      lua_settop(L, 1);                             \
+      return 1;                                     \
+    });                                             \
   }
 
 TENSOR_BINARY(add, a + b)
@@ -740,6 +748,9 @@ TENSOR_BINARY(mm, torch::mm(a, b))
 TENSOR_BINARY(dot, torch::dot(a, b))
 TENSOR_BINARY(bmm, torch::bmm(a, b))
 TENSOR_BINARY(outer, torch::outer(a, b))
+TENSOR_BINARY(logical_and, a.logical_and(b))
+TENSOR_BINARY(logical_or, a.logical_or(b))
+TENSOR_BINARY(logical_xor, a.logical_xor(b))
 
 TENSOR_INPLACE_BINARY(add_, a.add_(b))
 TENSOR_INPLACE_BINARY(sub_, a.sub_(b))
@@ -747,6 +758,11 @@ TENSOR_INPLACE_BINARY(mul_, a.mul_(b))
 TENSOR_INPLACE_BINARY(div_, a.div_(b))
 TENSOR_INPLACE_BINARY(fill_, a.fill_(b))
 TENSOR_INPLACE_BINARY(copy_, a.copy_(b))
+TENSOR_INPLACE_BINARY(pow_, a.pow_(b))
+TENSOR_INPLACE_BINARY(fmod_, a.fmod_(b))
+TENSOR_INPLACE_BINARY(remainder_, a.remainder_(b))
+TENSOR_INPLACE_BINARY(maximum_, a.copy_(torch::maximum(a, b)))
+TENSOR_INPLACE_BINARY(minimum_, a.copy_(torch::minimum(a, b)))
 
 TENSOR_UNARY(neg, -x)
 TENSOR_UNARY(abs, x.abs())
@@ -777,6 +793,35 @@ TENSOR_UNARY(int, x.to(torch::kInt32))
 TENSOR_UNARY(bool, x.to(torch::kBool))
 TENSOR_UNARY(byte, x.to(torch::kUInt8))
 TENSOR_UNARY(logical_not, x.logical_not())
+
+// x:abs_() and the like: change x and return it.
+#define TENSOR_INPLACE_UNARY(NAME)  \
+  int m_##NAME##_(lua_State* L) {   \
+    return guarded(L, [&] {         \
+      self(L, #NAME "_").NAME##_(); \
+      lua_settop(L, 1);             \
+      return 1;                     \
+    });                             \
+  }
+
+TENSOR_INPLACE_UNARY(neg)
+TENSOR_INPLACE_UNARY(abs)
+TENSOR_INPLACE_UNARY(exp)
+TENSOR_INPLACE_UNARY(log)
+TENSOR_INPLACE_UNARY(sqrt)
+TENSOR_INPLACE_UNARY(rsqrt)
+TENSOR_INPLACE_UNARY(square)
+TENSOR_INPLACE_UNARY(sin)
+TENSOR_INPLACE_UNARY(cos)
+TENSOR_INPLACE_UNARY(floor)
+TENSOR_INPLACE_UNARY(ceil)
+TENSOR_INPLACE_UNARY(round)
+TENSOR_INPLACE_UNARY(sign)
+TENSOR_INPLACE_UNARY(relu)
+TENSOR_INPLACE_UNARY(sigmoid)
+TENSOR_INPLACE_UNARY(tanh)
+TENSOR_INPLACE_UNARY(logical_not)
+TENSOR_INPLACE_UNARY(t)
 
 int m_zero_(lua_State* L) {
   return guarded(L, [&] {
@@ -948,32 +993,58 @@ int m_gather(lua_State* L) {
   });
 }
 
-// x:scatter(dim, index, src) with src a tensor or a number.
-int m_scatter(lua_State* L) {
-  return guarded(L, [&] {
-    auto& x = self(L, "scatter");
-    const int64_t dim = check_dim(L, 2, x.dim(), "scatter");
-    auto index = zero_based_index(check_tensor(L, 3, "scatter"), x.size(dim), "scatter");
-    if (auto* src = test_tensor(L, 4)) {
-      push_tensor(L, x.scatter(dim, index, *src));
-    } else {
-      push_tensor(L, x.scatter(dim, index, check_number(L, 4, "scatter")));
-    }
-    return 1;
-  });
+// Returns the result of an op that has an in-place form: x itself (at index 1) after the
+// in-place op, or the new tensor.
+int push_result(lua_State* L, bool in_place, const torch::Tensor& result) {
+  if (in_place) {
+    lua_settop(L, 1);
+  } else {
+    push_tensor(L, result);
+  }
+  return 1;
 }
 
-int m_masked_fill(lua_State* L) {
+// x:scatter(dim, index, src) with src a tensor or a number; x:scatter_ changes x.
+int scatter(lua_State* L, bool in_place) {
+  const char* name = in_place ? "scatter_" : "scatter";
   return guarded(L, [&] {
-    auto& x = self(L, "masked_fill");
-    auto& mask = check_tensor(L, 2, "masked_fill");
-    if (auto* v = test_tensor(L, 3)) {
-      push_tensor(L, x.masked_fill(mask, *v));
-    } else {
-      push_tensor(L, x.masked_fill(mask, check_number(L, 3, "masked_fill")));
+    auto& x = self(L, name);
+    const int64_t dim = check_dim(L, 2, x.dim(), name);
+    auto index = zero_based_index(check_tensor(L, 3, name), x.size(dim), name);
+    if (auto* src = test_tensor(L, 4)) {
+      return push_result(L, in_place,
+                         in_place ? x.scatter_(dim, index, *src) : x.scatter(dim, index, *src));
     }
-    return 1;
+    const double v = check_number(L, 4, name);
+    return push_result(L, in_place,
+                       in_place ? x.scatter_(dim, index, v) : x.scatter(dim, index, v));
   });
+}
+int m_scatter(lua_State* L) {
+  return scatter(L, false);
+}
+int m_scatter_(lua_State* L) {
+  return scatter(L, true);
+}
+
+int masked_fill(lua_State* L, bool in_place) {
+  const char* name = in_place ? "masked_fill_" : "masked_fill";
+  return guarded(L, [&] {
+    auto& x = self(L, name);
+    auto& mask = check_tensor(L, 2, name);
+    if (auto* v = test_tensor(L, 3)) {
+      return push_result(L, in_place,
+                         in_place ? x.masked_fill_(mask, *v) : x.masked_fill(mask, *v));
+    }
+    const double v = check_number(L, 3, name);
+    return push_result(L, in_place, in_place ? x.masked_fill_(mask, v) : x.masked_fill(mask, v));
+  });
+}
+int m_masked_fill(lua_State* L) {
+  return masked_fill(L, false);
+}
+int m_masked_fill_(lua_State* L) {
+  return masked_fill(L, true);
 }
 
 int m_masked_select(lua_State* L) {
@@ -1057,16 +1128,49 @@ int m_cumsum(lua_State* L) {
   });
 }
 
-// x:clamp(min, max); either may be nil
-int m_clamp(lua_State* L) {
+// x:clamp(min, max); either may be nil. x:clamp_ changes x.
+int clamp(lua_State* L, bool in_place) {
+  const char* name = in_place ? "clamp_" : "clamp";
   return guarded(L, [&] {
-    auto& x = self(L, "clamp");
+    auto& x = self(L, name);
     c10::optional<at::Scalar> lo, hi;
-    if (!lua_isnoneornil(L, 2)) lo = check_number(L, 2, "clamp");
-    if (!lua_isnoneornil(L, 3)) hi = check_number(L, 3, "clamp");
-    if (!lo && !hi) throw ArgumentError("clamp: give a minimum, a maximum or both");
-    push_tensor(L, x.clamp(lo, hi));
-    return 1;
+    if (!lua_isnoneornil(L, 2)) lo = check_number(L, 2, name);
+    if (!lua_isnoneornil(L, 3)) hi = check_number(L, 3, name);
+    if (!lo && !hi) throw ArgumentError(std::string(name) + ": give a minimum, a maximum or both");
+    return push_result(L, in_place, in_place ? x.clamp_(lo, hi) : x.clamp(lo, hi));
+  });
+}
+int m_clamp(lua_State* L) {
+  return clamp(L, false);
+}
+int m_clamp_(lua_State* L) {
+  return clamp(L, true);
+}
+
+// Random fills, as in PyTorch: x:uniform_([from = 0][, to = 1]), x:normal_([mean = 0][, std = 1]),
+// x:bernoulli_([p = 0.5]).
+double optional_number(lua_State* L, int index, double fallback, const char* function) {
+  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
+}
+int m_uniform_(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "uniform_");
+    x.uniform_(optional_number(L, 2, 0.0, "uniform_"), optional_number(L, 3, 1.0, "uniform_"));
+    return push_result(L, true, x);
+  });
+}
+int m_normal_(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "normal_");
+    x.normal_(optional_number(L, 2, 0.0, "normal_"), optional_number(L, 3, 1.0, "normal_"));
+    return push_result(L, true, x);
+  });
+}
+int m_bernoulli_(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "bernoulli_");
+    x.bernoulli_(optional_number(L, 2, 0.5, "bernoulli_"));
+    return push_result(L, true, x);
   });
 }
 
@@ -1503,6 +1607,38 @@ const luaL_Reg kMethods[] = {{"add", m_add},
                              {"fill_", m_fill_},
                              {"copy_", m_copy_},
                              {"zero_", m_zero_},
+                             {"logical_and", m_logical_and},
+                             {"logical_or", m_logical_or},
+                             {"logical_xor", m_logical_xor},
+                             {"neg_", m_neg_},
+                             {"abs_", m_abs_},
+                             {"exp_", m_exp_},
+                             {"log_", m_log_},
+                             {"sqrt_", m_sqrt_},
+                             {"rsqrt_", m_rsqrt_},
+                             {"square_", m_square_},
+                             {"sin_", m_sin_},
+                             {"cos_", m_cos_},
+                             {"floor_", m_floor_},
+                             {"ceil_", m_ceil_},
+                             {"round_", m_round_},
+                             {"sign_", m_sign_},
+                             {"relu_", m_relu_},
+                             {"sigmoid_", m_sigmoid_},
+                             {"tanh_", m_tanh_},
+                             {"logical_not_", m_logical_not_},
+                             {"t_", m_t_},
+                             {"pow_", m_pow_},
+                             {"fmod_", m_fmod_},
+                             {"remainder_", m_remainder_},
+                             {"maximum_", m_maximum_},
+                             {"minimum_", m_minimum_},
+                             {"scatter_", m_scatter_},
+                             {"masked_fill_", m_masked_fill_},
+                             {"clamp_", m_clamp_},
+                             {"uniform_", m_uniform_},
+                             {"normal_", m_normal_},
+                             {"bernoulli_", m_bernoulli_},
                              {"neg", m_neg},
                              {"abs", m_abs},
                              {"exp", m_exp},

@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Runs the three tensor_add variants in turn, ROUNDS times, and prints the median ns per call
-# of each and the ratio (Lua - C++) / (Python - C++). Run from the repo root after a build.
+# Runs the three tensor_add variants back to back, ROUNDS times, and prints the median ns per
+# call of each and the median over rounds of the ratio (Lua - C++) / (Python - C++). The ratio
+# is taken within each round because this machine's speed drifts between rounds by up to 2x.
+# Run from the repo root after a build:
 #   scripts/perf/tensor_add.sh [ROUNDS] [CALLS]
 set -euo pipefail
-rounds=${1:-7}
-calls=${2:-1000000}
+rounds=${1:-21}
+calls=${2:-300000}
 bin=${BUILD_DIR:-build}/bin
-declare -a cpp lua py
+ns() { grep -oE '"ns_per_call": [0-9.]+' | grep -oE '[0-9.]+$'; }
+declare -a cpp lua py ratio
 for ((r = 0; r < rounds; r++)); do
-  cpp+=("$("$bin/perf_tensor_add" "$calls" | grep -oE '"ns_per_call": [0-9.]+' | grep -oE '[0-9.]+$')")
-  lua+=("$("$bin/engine" run --threads 1 scripts/perf/tensor_add.lua "$calls" | grep -oE '"ns_per_call": [0-9.]+' | grep -oE '[0-9.]+$')")
-  py+=("$(/usr/bin/python3 scripts/perf/tensor_add.py "$calls" | grep -oE '"ns_per_call": [0-9.]+' | grep -oE '[0-9.]+$')")
+  c=$("$bin/perf_tensor_add" "$calls" | ns)
+  l=$("$bin/engine" run --threads 1 scripts/perf/tensor_add.lua "$calls" | ns)
+  p=$(/usr/bin/python3 scripts/perf/tensor_add.py "$calls" | ns)
+  cpp+=("$c"); lua+=("$l"); py+=("$p")
+  ratio+=("$(awk -v c="$c" -v l="$l" -v p="$p" 'BEGIN { printf "%.2f", (l - c) / (p - c) }')")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-c=$(median "${cpp[@]}"); l=$(median "${lua[@]}"); p=$(median "${py[@]}")
-echo "C++    ${cpp[*]} -> median $c ns"
-echo "Lua    ${lua[*]} -> median $l ns"
-echo "Python ${py[*]} -> median $p ns"
-awk -v c="$c" -v l="$l" -v p="$p" 'BEGIN { printf "Lua adds %.0f ns, Python adds %.0f ns: ratio %.2f (target <= 0.33)\n", l - c, p - c, (l - c) / (p - c) }'
+echo "C++    median $(median "${cpp[@]}") ns  (${cpp[*]})"
+echo "Lua    median $(median "${lua[@]}") ns  (${lua[*]})"
+echo "Python median $(median "${py[@]}") ns  (${py[*]})"
+echo "(Lua - C++) / (Python - C++) per round: ${ratio[*]}"
+echo "median ratio $(median "${ratio[@]}") (target <= 0.33)"

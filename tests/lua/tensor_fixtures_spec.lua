@@ -143,8 +143,56 @@ for _, name in ipairs({'eq', 'ne', 'lt', 'le', 'gt', 'ge'}) do
   cases[name] = function(c) return {out = c.a[name](c.a, c.b)} end
 end
 
+-- In-place variants: x:op_(...) must change x and return x itself.
+local inplace_arguments = {
+  add = function(c) return c.b end, sub = function(c) return c.b end,
+  mul = function(c) return c.b end, div = function(c) return c.b end,
+  pow = function() return 3 end, fmod = function() return 0.7 end,
+  remainder = function() return 3 end, clamp = function() return -0.5, 0.25 end,
+  masked_fill = function(c) return c.b, 7 end, scatter = function(c) return 2, c.b, -2 end,
+}
+for _, name in ipairs({'neg', 'abs', 'exp', 'sin', 'cos', 'floor', 'ceil', 'round', 'sign', 'relu',
+                       'sigmoid', 'tanh', 'square', 't', 'log', 'sqrt', 'rsqrt', 'logical_not'}) do
+  inplace_arguments[name] = function() end
+end
+for name, arguments in pairs(inplace_arguments) do
+  cases['inplace_' .. name] = function(c)
+    local x = c.a
+    local returned = x[name .. '_'](x, arguments(c))
+    if not rawequal(returned, x) then error(name .. '_ did not return its tensor', 0) end
+    return {out = x}
+  end
+end
+
+-- Type promotion over every pair of dtypes (the fixture names carry the dtypes).
+local dtypes = {'bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32',
+                'float64'}
+for _, da in ipairs(dtypes) do
+  for _, db in ipairs(dtypes) do
+    cases['promote_add_' .. da .. '_' .. db] = function(c) return {out = c.a + c.b} end
+    cases['promote_mul_zerodim_' .. da .. '_' .. db] = function(c) return {out = c.a * c.b} end
+  end
+  cases['promote_number_int_' .. da] = function(c) return {out = c.a + 3} end
+  cases['promote_number_float_' .. da] = function(c) return {out = c.a * 1.5} end
+end
+
+-- float16 and bfloat16 arithmetic; where PyTorch has no CPU kernel, the fixture holds its error.
+for _, d in ipairs({'float16', 'bfloat16'}) do
+  cases['lowp_add_' .. d] = function(c) return {out = c.a + c.b} end
+  cases['lowp_mul_' .. d] = function(c) return {out = c.a * c.b} end
+  cases['lowp_exp_' .. d] = function(c) return {out = c.a:exp()} end
+  cases['lowp_sum_' .. d] = function(c) return {out = c.a:sum(2)} end
+  cases['lowp_softmax_' .. d] = function(c) return {out = c.a:softmax(2)} end
+  cases['lowp_relu_' .. d] = function(c) return {out = c.a:relu()} end
+  cases['lowp_matmul_' .. d] = function(c) return {out = c.a:matmul(c.b)} end
+  cases['lowp_grad_square_' .. d] = function(c)
+    return {grad_a = grads(function(a) (a * a):sum():backward() end, c.a)[1]}
+  end
+end
+
 -- Tolerances per dtype: relative and absolute, as torch.testing's defaults.
-local tolerance = {float32 = {1.3e-6, 1e-5}, float64 = {1e-7, 1e-7}}
+local tolerance = {float32 = {1.3e-6, 1e-5}, float64 = {1e-7, 1e-7}, float16 = {1e-3, 1e-5},
+                   bfloat16 = {1.6e-2, 1e-5}}
 
 local function compare(name, key, actual, expected)
   if not torch.is_tensor(actual) then error(('%s.%s: no %s computed'):format(name, key, key), 0) end
@@ -173,6 +221,14 @@ spec.describe('tensor ops against PyTorch', function()
       local f = cases[name]
       if not f then error('fixture case ' .. name .. ' has no Lua counterpart', 0) end
       local inputs = {a = c.a and c.a:clone(), b = c.b and c.b:clone(), c = c.c and c.c:clone()}
+      if c.error then  -- PyTorch refuses this one: the engine must raise its reason as a Lua error
+        local ok, message = pcall(f, inputs)
+        if ok then error(name .. ': PyTorch raises "' .. c.error .. '" but the engine did not', 0) end
+        if not tostring(message):find(c.error, 1, true) then
+          error(('%s: expected an error with "%s", got "%s"'):format(name, c.error, tostring(message)), 0)
+        end
+        return
+      end
       local got = f(inputs)
       for key, expected in pairs(c) do
         if key ~= 'a' and key ~= 'b' and key ~= 'c' then compare(name, key, got[key], expected) end
