@@ -17,6 +17,8 @@ int open_engine(lua_State* L);   // require 'engine'  (wrap_engine.cpp)
 
 // Pushes the nn.F table (wrap_functional.cpp).
 void push_functional(lua_State* L);
+// Pushes the nn.init table (wrap_init.cpp).
+void push_init(lua_State* L);
 
 // Registers all of the above with package.preload, plus the embedded Lua libraries.
 void register_libraries(lua_State* L);

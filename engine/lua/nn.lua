@@ -27,6 +27,40 @@ function methods.buffers(self)
   local _, values = self:named_buffer_lists()
   return values
 end
+function methods.named_children(self) return pairs_iterator(self:named_children_lists()) end
+function methods.children(self)
+  local _, values = self:named_children_lists()
+  return values
+end
+
+-- The module and all its descendants, depth first, named by their dotted paths ('' for self),
+-- as PyTorch's named_modules.
+local function collect_modules(module, prefix, names, values)
+  names[#names + 1], values[#values + 1] = prefix, module
+  local child_names, children = module:named_children_lists()
+  for i = 1, #child_names do
+    local name = prefix == '' and child_names[i] or prefix .. '.' .. child_names[i]
+    collect_modules(children[i], name, names, values)
+  end
+end
+function methods.named_modules(self)
+  local names, values = {}, {}
+  collect_modules(self, '', names, values)
+  return pairs_iterator(names, values)
+end
+function methods.modules(self)
+  local names, values = {}, {}
+  collect_modules(self, '', names, values)
+  return values
+end
+
+-- module:apply(fn): fn on every descendant, children before parents (as PyTorch); returns self.
+function methods.apply(self, fn)
+  if type(fn) ~= 'function' then error('apply expects a function, got ' .. type(fn), 2) end
+  for _, child in ipairs(self:children()) do child:apply(fn) end
+  fn(self)
+  return self
+end
 
 -- nn.Parameter(t): a tensor that registers as a parameter when assigned to a module field.
 local parameters = setmetatable({}, {__mode = 'k'})
@@ -96,6 +130,117 @@ function Module:new(...)
   setmetatable(object, self)
   self.init(object, ...)
   return object
+end
+
+-- nn.ModuleList{m1, m2, ...}: children named '0', '1', ... as in PyTorch, reached 1-based
+-- (list[1] is the child named '0'); #list, ipairs(list), list:append(m). No forward.
+local ModuleList = Module:extend('ModuleList')
+nn.ModuleList = ModuleList
+
+function ModuleList:init(modules)
+  rawget(self, '__fields')._length = 0
+  for _, m in ipairs(modules or {}) do self:append(m) end
+end
+
+function ModuleList:append(module)
+  if not core.is_module(module) then
+    error('ModuleList:append expects a module, got ' .. type(module), 2)
+  end
+  local fields = rawget(self, '__fields')
+  local n = fields._length
+  self[tostring(n)] = module  -- registers the child under PyTorch's name
+  rawset(self, n + 1, module)  -- the array part: #list and ipairs(list) need no metamethod
+  fields._length = n + 1
+  return self
+end
+
+-- list:set(i, m) replaces the child at position i. (Plain `list[i] = m` cannot be intercepted
+-- for an existing position in Lua 5.1, so it is not the way to replace a child.)
+function ModuleList:set(i, module)
+  local n = rawget(self, '__fields')._length
+  if type(i) ~= 'number' or i % 1 ~= 0 or i < 1 or i > n then
+    error(('ModuleList:set: index %s is out of range 1..%d'):format(tostring(i), n), 2)
+  end
+  if not core.is_module(module) then error('ModuleList:set expects a module', 2) end
+  self[tostring(i - 1)] = module
+  rawset(self, i, module)
+  return self
+end
+
+local module_list_index = ModuleList.__index
+ModuleList.__index = function(object, key)
+  if type(key) == 'number' then
+    error(('ModuleList index %s is out of range 1..%d'):format(tostring(key),
+      rawget(object, '__fields')._length), 2)
+  end
+  return module_list_index(object, key)
+end
+ModuleList.__newindex = function(object, key, value)
+  if type(key) == 'number' then
+    local n = rawget(object, '__fields')._length
+    if key % 1 ~= 0 or key < 1 or key > n then
+      error(('ModuleList index %s is out of range 1..%d (use append)'):format(tostring(key), n), 2)
+    end
+    return  -- unreachable: existing positions are raw fields, never reach __newindex
+  end
+  instance_newindex(object, key, value)
+end
+
+function ModuleList:forward()
+  error('ModuleList has no forward: call its modules', 2)
+end
+
+-- nn.ModuleDict{name = module, ...} (names sorted) or nn.ModuleDict{{'name', module}, ...}
+-- (in the given order): children under their names; dict.name, dict:keys(), dict:items().
+local ModuleDict = Module:extend('ModuleDict')
+nn.ModuleDict = ModuleDict
+
+function ModuleDict:init(modules)
+  rawget(self, '__fields')._keys = {}
+  modules = modules or {}
+  if #modules > 0 then
+    for i, pair in ipairs(modules) do
+      if type(pair) ~= 'table' or type(pair[1]) ~= 'string' then
+        error(('ModuleDict: element %d must be {name, module}'):format(i), 3)
+      end
+      self:set(pair[1], pair[2])
+    end
+  else
+    local names = {}
+    for name in pairs(modules) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do self:set(name, modules[name]) end
+  end
+end
+
+function ModuleDict:set(name, module)
+  if type(name) ~= 'string' then error('ModuleDict keys must be strings', 2) end
+  if not core.is_module(module) then
+    error(("ModuleDict: '%s' must be a module, got %s"):format(name, type(module)), 2)
+  end
+  local keys = rawget(self, '__fields')._keys
+  if rawget(self, '__fields')[name] == nil then keys[#keys + 1] = name end
+  self[name] = module
+  return self
+end
+
+function ModuleDict:keys()
+  local out = {}
+  for i, k in ipairs(rawget(self, '__fields')._keys) do out[i] = k end
+  return out
+end
+
+function ModuleDict:items()
+  local fields, i = rawget(self, '__fields'), 0
+  return function()
+    i = i + 1
+    local k = fields._keys[i]
+    if k ~= nil then return k, fields[k] end
+  end
+end
+
+function ModuleDict:forward()
+  error('ModuleDict has no forward: call its modules', 2)
 end
 
 -- The zoo: nn.model(id, options) builds a model by the id `engine bench --model` takes.

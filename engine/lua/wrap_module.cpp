@@ -9,6 +9,8 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <cstring>
+
 #include "engine/core/device.hpp"
 #include "engine/core/format.hpp"
 #include "engine/lua/libraries.hpp"
@@ -345,6 +347,45 @@ int m_named_lists(lua_State* L) {
   });
 }
 
+// Two parallel lists, the names and the modules of the direct children, in registration order
+// (PyTorch's). Children of nn.Sequential are named "0", "1", ...; those of a module written in
+// Lua are the fields they were assigned to.
+int m_named_children_lists(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check_module(L, 1, "named_children");
+    lua_newtable(L);
+    lua_newtable(L);
+    const int names = lua_gettop(L) - 1, values = names + 1;
+    if (auto* seq = as_sequential(box)) {
+      for (size_t i = 0; i < seq->size(); ++i) {
+        lua_pushstring(L, std::to_string(i).c_str());
+        lua_rawseti(L, names, static_cast<int>(i + 1));
+        push_module(L, seq->at(i));
+        lua_rawseti(L, values, static_cast<int>(i + 1));
+      }
+    } else if (auto* lua_defined = dynamic_cast<LuaModuleImpl*>(box.module().get())) {
+      int i = 1;
+      for (const auto& child : lua_defined->named_children()) {
+        lua_defined->push_object(L);
+        lua_pushliteral(L, "__fields");
+        lua_rawget(L, -2);
+        lua_pushstring(L, child.key().c_str());
+        lua_rawget(L, -2);  // the field holding the child
+        if (!lua_isnil(L, -1)) {
+          lua_rawseti(L, values, i);
+          lua_pushstring(L, child.key().c_str());
+          lua_rawseti(L, names, i);
+          ++i;
+          lua_pop(L, 2);
+        } else {
+          lua_pop(L, 3);
+        }
+      }
+    }
+    return 2;
+  });
+}
+
 int m_state_dict(lua_State* L) {
   return guarded(L, [&] {
     auto module = check_module(L, 1, "state_dict").module();
@@ -512,6 +553,13 @@ int module_index(lua_State* L) {
   }
   lua_pushvalue(L, 2);
   lua_rawget(L, lua_upvalueindex(1));
+  if (lua_isnil(L, -1) && lua_type(L, 2) == LUA_TSTRING &&
+      std::strcmp(lua_tostring(L, 2), "training") == 0) {
+    return guarded(L, [&] {
+      lua_pushboolean(L, check_module(L, 1, "training").module()->is_training());
+      return 1;
+    });
+  }
   return 1;
 }
 
@@ -638,6 +686,7 @@ const luaL_Reg kModuleMethods[] = {{"forward", m_forward},
                                    {"parameters", m_parameters},
                                    {"named_parameter_lists", m_named_lists<false>},
                                    {"named_buffer_lists", m_named_lists<true>},
+                                   {"named_children_lists", m_named_children_lists},
                                    {"state_dict", m_state_dict},
                                    {"load_state_dict", m_load_state_dict},
                                    {"train", m_train},
@@ -700,6 +749,8 @@ int open_nn_core(lua_State* L) {
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
   push_functional(L);
   lua_setfield(L, -2, "F");
+  push_init(L);
+  lua_setfield(L, -2, "init");
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

@@ -1,5 +1,8 @@
 #include "engine/nn/describe.hpp"
 
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/linear.h>
+
 #include <sstream>
 
 namespace engine::nn {
@@ -22,10 +25,31 @@ void tree(const torch::nn::Module& module, const std::string& name, int depth,
   }
 }
 
+// Layers whose options hold a dimension print it as users wrote it: 1-based (a negative dim
+// is printed as given), not libtorch's 0-based number.
+int64_t user_dim(int64_t dim) {
+  return dim >= 0 ? dim + 1 : dim;
+}
+
+bool describe_dim_layer(const torch::nn::Module& module, std::ostringstream& out) {
+  if (auto* m = dynamic_cast<const torch::nn::SoftmaxImpl*>(&module)) {
+    out << "Softmax(dim=" << user_dim(m->options.dim()) << ")";
+  } else if (auto* m = dynamic_cast<const torch::nn::LogSoftmaxImpl*>(&module)) {
+    out << "LogSoftmax(dim=" << user_dim(m->options.dim()) << ")";
+  } else if (auto* m = dynamic_cast<const torch::nn::FlattenImpl*>(&module)) {
+    out << "Flatten(start_dim=" << user_dim(m->options.start_dim())
+        << ", end_dim=" << user_dim(m->options.end_dim()) << ")";
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string describe_layer(const torch::nn::Module& module) {
   std::ostringstream out;
+  if (describe_dim_layer(module, out)) return out.str();
   module.pretty_print(out);
   std::string s = out.str();
   strip_all(s, "torch::nn::");

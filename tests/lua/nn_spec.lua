@@ -158,6 +158,82 @@ describe('Adam and AdamW', function()
   end)
 end)
 
+describe('containers and module traversal', function()
+  local Net = nn.Module:extend('ContainerNet')
+  function Net:init()
+    self.stem = nn.Linear(4, 8)
+    self.blocks = nn.ModuleList{nn.Linear(8, 8), nn.Sequential{nn.Linear(8, 8), nn.ReLU()}}
+    self.heads = nn.ModuleDict{{'cls', nn.Linear(8, 3)}, {'reg', nn.Linear(8, 1)}}
+  end
+  function Net:forward(x)
+    x = self.stem(x)
+    for _, block in ipairs(self.blocks) do x = block(x) end
+    return self.heads.cls(x), self.heads.reg(x)
+  end
+
+  it('ModuleList and ModuleDict name children as PyTorch does', function()
+    local net = Net()
+    same(names(net), {'stem.weight', 'stem.bias', 'blocks.0.weight', 'blocks.0.bias',
+                      'blocks.1.0.weight', 'blocks.1.0.bias', 'heads.cls.weight', 'heads.cls.bias',
+                      'heads.reg.weight', 'heads.reg.bias'})
+    equal(#net.blocks, 2)
+    same(net.heads:keys(), {'cls', 'reg'})
+    local a, b = net(torch.randn(5, 4))
+    same(a:size(), {5, 3})
+    same(b:size(), {5, 1})
+    fails(function() return net.blocks[3] end, 'ModuleList index 3 is out of range 1..2')
+    fails(function() net.blocks(torch.ones(1)) end, 'ModuleList has no forward')
+    net.blocks:set(1, nn.Linear(8, 8, {bias = false}))
+    equal(#names(net), 9)
+  end)
+  it('prints dims 1-based, as they were written', function()
+    local s = tostring(nn.Sequential{nn.LogSoftmax(2), nn.Softmax(-1), nn.Flatten()})
+    for _, part in ipairs({'LogSoftmax(dim=2)', 'Softmax(dim=-1)', 'Flatten(start_dim=2, end_dim=-1)'}) do
+      equal(s:find(part, 1, true) ~= nil, true, s)
+    end
+  end)
+  it('named_modules, children and apply walk the tree in PyTorch order', function()
+    local net = Net()
+    local paths = {}
+    for name in net:named_modules() do paths[#paths + 1] = name end
+    same(paths, {'', 'stem', 'blocks', 'blocks.0', 'blocks.1', 'blocks.1.0', 'blocks.1.1', 'heads',
+                 'heads.cls', 'heads.reg'})
+    equal(#net:children(), 3)
+    local seen = 0
+    net:apply(function(m) seen = seen + 1 end)
+    equal(seen, 10)
+    local seq = nn.Sequential{nn.Linear(2, 2), nn.ReLU()}
+    equal(#seq:children(), 2)
+    equal(seq.training, true)
+    seq:eval()
+    equal(seq.training, false)
+    equal(seq[1].training, false)
+  end)
+end)
+
+describe('nn.init', function()
+  it('fills in place with PyTorch\'s formulas', function()
+    torch.manual_seed(1)
+    local w = torch.empty(256, 512)
+    equal(rawequal(nn.init.kaiming_normal_(w, {mode = 'fan_in', nonlinearity = 'relu'}), w), true)
+    near(w:std():item(), math.sqrt(2 / 512), 0.002)
+    nn.init.xavier_uniform_(w)
+    local bound = math.sqrt(6 / (256 + 512))
+    equal(w:abs():max():item() <= bound, true)
+    near(w:abs():max():item(), bound, 0.01)
+    nn.init.trunc_normal_(w, 0, 1, -0.5, 0.5)
+    equal(w:abs():max():item() <= 0.5, true)
+    nn.init.constant_(w, 0.25)
+    equal(w:eq(0.25):all():item(), true)
+    near(nn.init.calculate_gain('relu'), math.sqrt(2), 1e-12)
+    nn.init.orthogonal_(w:narrow(1, 1, 64))
+    local q = w:narrow(1, 1, 64)
+    near((q:matmul(q:t()) - torch.eye(64)):abs():max():item(), 0, 1e-4)
+    fails(function() nn.init.kaiming_normal_(w, {mode = 'fan_middle'}) end, "mode must be 'fan_in' or 'fan_out'")
+    fails(function() nn.init.kaiming_uniform_(w, {nonlinearity = 'swish'}) end, "unknown nonlinearity 'swish'")
+  end)
+end)
+
 describe('the zoo', function()
   it('builds models by id with the reference parameter counts', function()
     equal(nn.model('mlp'):num_parameters(), 269322)
