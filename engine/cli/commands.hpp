@@ -10,5 +10,6 @@ namespace engine::cli {
 int train_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
+int models_command(const std::vector<std::string>& args);
 
 }  // namespace engine::cli

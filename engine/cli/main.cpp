@@ -20,6 +20,7 @@ const char* kUsage =
     "commands:\n"
     "  train SCRIPT.lua   train the model a script declares (engine train --help)\n"
     "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
+    "  models [ID...]     the model zoo: ids, input shapes, parameter counts\n"
     "  info               versions, threads, BLAS and devices\n"
     "\n"
     "Every run is written to an HDF5 file under runs/. Docs: docs/getting-started.md\n";
@@ -28,8 +29,9 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "train") return engine::cli::train_command(args);
   if (command == "run") return engine::cli::run_command(args);
   if (command == "info") return engine::cli::info_command(args);
+  if (command == "models") return engine::cli::models_command(args);
   throw engine::core::UsageError("unknown command '" + command +
-                                 "' (commands: train, run, info; see engine --help)");
+                                 "' (commands: train, run, models, info; see engine --help)");
 }
 
 }  // namespace

@@ -197,6 +197,17 @@ int l_layernorm(lua_State* L) {
   });
 }
 
+int l_local_response_norm(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t size = check_integer(L, 1, "nn.LocalResponseNorm");
+    Options o(L, 2, "nn.LocalResponseNorm", {"alpha", "beta", "k"});
+    return push_layer<torch::nn::LocalResponseNormImpl>(L, torch::nn::LocalResponseNormOptions(size)
+                                                               .alpha(o.number("alpha", 1e-4))
+                                                               .beta(o.number("beta", 0.75))
+                                                               .k(o.number("k", 1.0)));
+  });
+}
+
 int l_embedding(lua_State* L) {
   return guarded(L, [&] {
     const int64_t n = check_integer(L, 1, "nn.Embedding"), d = check_integer(L, 2, "nn.Embedding");
@@ -711,6 +722,7 @@ const luaL_Reg kFunctions[] = {{"Linear", l_linear},
                                {"BatchNorm2d", l_batchnorm2d},
                                {"LayerNorm", l_layernorm},
                                {"Embedding", l_embedding},
+                               {"LocalResponseNorm", l_local_response_norm},
                                {"Dropout", l_dropout},
                                {"Dropout2d", l_dropout2d},
                                {"Flatten", l_flatten},

@@ -60,6 +60,11 @@ case "$CASE" in
     expect 3 "layer '3' Linear(in_features=32, out_features=10" "[16, 64]" "16x64 and 32x10" -- \
       "$ENGINE" train "$FIX/shape_mismatch.lua" --set root="$WORK/tiny" --out "$WORK/runs"
     ;;
+  models)
+    expect 0 "mnist_cnn" "1x28x28" "1,199,882" "modules/mnist_cnn.lua" "mlp" "269,322" -- \
+      "$ENGINE" models mnist_cnn mlp
+    expect 2 "unknown model 'resnet9000'" "alexnet, alexnet_owt" -- "$ENGINE" models resnet9000
+    ;;
   unknown_set)
     expect 2 "unknown hyperparameter 'learning_rate'" "batch_size, epochs, lr, model, root" -- \
       "$ENGINE" train "$FIX/tiny_train.lua" --set learning_rate=1
