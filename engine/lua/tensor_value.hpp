@@ -23,6 +23,10 @@ torch::Tensor* test_tensor(lua_State* L, int index);
 // a 0-dim tensor (for arithmetic with numbers).
 c10::MaybeOwned<torch::Tensor> tensor_or_scalar(lua_State* L, int index, const char* function);
 
+// A tensor field of an options table (raw access), or an undefined tensor when absent; any
+// other value is an error naming the option.
+torch::Tensor tensor_option(lua_State* L, int index, const char* key, const char* function);
+
 // A user's 1-based dimension (negative counts from the end) as libtorch's 0-based one.
 // Throws with a message in 1-based terms when it is out of range for `rank` dimensions.
 int64_t to_dim(int64_t user_dim, int64_t rank, const char* function);

@@ -14,39 +14,6 @@ namespace {
 namespace F = torch::nn::functional;
 using torch::Tensor;
 
-// A tensor field of an options table (raw access), or an undefined tensor when absent.
-Tensor tensor_option(lua_State* L, int index, const char* key, const char* function) {
-  if (!lua_istable(L, index)) return Tensor();
-  lua_pushstring(L, key);
-  lua_rawget(L, absolute_index(L, index));
-  Tensor out;
-  if (auto* t = test_tensor(L, -1)) {
-    out = *t;
-  } else if (!lua_isnil(L, -1)) {
-    const std::string got = type_name(L, -1);
-    lua_pop(L, 1);
-    throw ArgumentError(std::string(function) + ": option '" + key + "' must be a tensor, got " +
-                        got);
-  }
-  lua_pop(L, 1);
-  return out;
-}
-
-int64_t reduction_of(const Options& o) {
-  switch (nn::parse_reduction(o.string("reduction", "mean"))) {
-    case nn::Reduction::kSum:
-      return at::Reduction::Sum;
-    case nn::Reduction::kNone:
-      return at::Reduction::None;
-    default:
-      return at::Reduction::Mean;
-  }
-}
-
-std::string core_shape(const Tensor& t) {
-  return core::shape_string(t.sizes());
-}
-
 int push(lua_State* L, Tensor t) {
   push_tensor(L, std::move(t));
   return 1;
@@ -184,51 +151,34 @@ int f_embedding(lua_State* L) {
   });
 }
 
+// Every loss function goes through nn::Loss, as the loss modules and the trainer do.
 template <nn::Loss::Kind Kind>
-int class_loss(lua_State* L, const char* name) {
+int loss_function(lua_State* L, const char* name) {
   return guarded(L, [&] {
     auto& out = check_tensor(L, 1, name);
     auto& target = check_tensor(L, 2, name);
     auto loss = loss_from_options(L, 3, Kind, name);
-    return push(L, (*loss)(out, zero_based_targets(target)));
+    return push(L, (*loss)(out, loss->takes_class_targets() ? zero_based_targets(target) : target));
   });
 }
 
 int f_nll_loss(lua_State* L) {
-  return class_loss<nn::Loss::Kind::kNll>(L, "nn.F.nll_loss");
+  return loss_function<nn::Loss::Kind::kNll>(L, "nn.F.nll_loss");
 }
 int f_cross_entropy(lua_State* L) {
-  return class_loss<nn::Loss::Kind::kCrossEntropy>(L, "nn.F.cross_entropy");
+  return loss_function<nn::Loss::Kind::kCrossEntropy>(L, "nn.F.cross_entropy");
 }
-
-template <int Which>
-int regression_loss(lua_State* L, const char* name) {
-  return guarded(L, [&] {
-    auto& a = check_tensor(L, 1, name);
-    auto& b = check_tensor(L, 2, name);
-    if (!a.sizes().equals(b.sizes())) {
-      throw ArgumentError(std::string(name) + ": input " + core_shape(a) + " and target " +
-                          core_shape(b) + " must have the same shape");
-    }
-    Options o(L, 3, name,
-              Which == 2 ? std::initializer_list<const char*>{"reduction", "pos_weight"}
-                         : std::initializer_list<const char*>{"reduction"});
-    const int64_t reduction = reduction_of(o);
-    if (Which == 0) return push(L, torch::mse_loss(a, b, reduction));
-    if (Which == 1) return push(L, torch::l1_loss(a, b, reduction));
-    auto pos_weight = tensor_option(L, 3, "pos_weight", name);
-    return push(L, torch::binary_cross_entropy_with_logits(a, b, Tensor(), pos_weight, reduction));
-  });
-}
-
 int f_mse_loss(lua_State* L) {
-  return regression_loss<0>(L, "nn.F.mse_loss");
+  return loss_function<nn::Loss::Kind::kMse>(L, "nn.F.mse_loss");
 }
 int f_l1_loss(lua_State* L) {
-  return regression_loss<1>(L, "nn.F.l1_loss");
+  return loss_function<nn::Loss::Kind::kL1>(L, "nn.F.l1_loss");
+}
+int f_smooth_l1_loss(lua_State* L) {
+  return loss_function<nn::Loss::Kind::kSmoothL1>(L, "nn.F.smooth_l1_loss");
 }
 int f_bce_with_logits(lua_State* L) {
-  return regression_loss<2>(L, "nn.F.binary_cross_entropy_with_logits");
+  return loss_function<nn::Loss::Kind::kBceWithLogits>(L, "nn.F.binary_cross_entropy_with_logits");
 }
 
 // pad(x, {left, right, top, bottom, ...}[, {mode = 'constant', value = 0}]), PyTorch's order.
@@ -305,6 +255,7 @@ const luaL_Reg kFunctions[] = {{"relu", f_relu},
                                {"cross_entropy", f_cross_entropy},
                                {"mse_loss", f_mse_loss},
                                {"l1_loss", f_l1_loss},
+                               {"smooth_l1_loss", f_smooth_l1_loss},
                                {"binary_cross_entropy_with_logits", f_bce_with_logits},
                                {"pad", f_pad},
                                {"interpolate", f_interpolate},

@@ -8,6 +8,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/pooling.h>
+#include <torch/nn/modules/rnn.h>
 
 #include <cstring>
 
@@ -18,6 +19,7 @@
 #include "engine/lua/module_value.hpp"
 #include "engine/lua/tensor_value.hpp"
 #include "engine/nn/describe.hpp"
+#include "engine/nn/layers.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/nn/sequential.hpp"
 #include "engine/train/metrics.hpp"
@@ -59,13 +61,20 @@ nn::Model model_from(const ModuleBox& box) {
 
 std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::Kind kind,
                                             const char* function) {
-  if (kind == nn::Loss::Kind::kNll) {
-    Options o(L, index, function, {"reduction"});
-    return std::make_shared<nn::Loss>(kind, nn::parse_reduction(o.string("reduction", "mean")));
+  using Kind = nn::Loss::Kind;
+  const char* parameter = kind == Kind::kCrossEntropy    ? "label_smoothing"
+                          : kind == Kind::kSmoothL1      ? "beta"
+                          : kind == Kind::kBceWithLogits ? "pos_weight"
+                                                         : nullptr;
+  Options o(L, index, function,
+            parameter ? std::initializer_list<const char*>{"reduction", parameter}
+                      : std::initializer_list<const char*>{"reduction"});
+  const auto reduction = nn::parse_reduction(o.string("reduction", "mean"));
+  if (kind == Kind::kBceWithLogits) {
+    return std::make_shared<nn::Loss>(kind, reduction, -1.0,
+                                      tensor_option(L, index, "pos_weight", function));
   }
-  Options o(L, index, function, {"reduction", "label_smoothing"});
-  return std::make_shared<nn::Loss>(kind, nn::parse_reduction(o.string("reduction", "mean")),
-                                    o.number("label_smoothing", 0.0));
+  return std::make_shared<nn::Loss>(kind, reduction, parameter ? o.number(parameter, -1.0) : -1.0);
 }
 
 namespace {
@@ -127,6 +136,9 @@ int l_conv1d(lua_State* L) {
 }
 int l_conv2d(lua_State* L) {
   return conv<2, torch::nn::Conv2dImpl, torch::nn::Conv2dOptions>(L, "nn.Conv2d");
+}
+int l_conv3d(lua_State* L) {
+  return conv<3, torch::nn::Conv3dImpl, torch::nn::Conv3dOptions>(L, "nn.Conv3d");
 }
 
 int l_maxpool2d(lua_State* L) {
@@ -208,11 +220,148 @@ int l_local_response_norm(lua_State* L) {
   });
 }
 
+// nn.Embedding(n, dim[, {padding_idx}]): indices 1..n, padding_idx 1-based.
 int l_embedding(lua_State* L) {
   return guarded(L, [&] {
     const int64_t n = check_integer(L, 1, "nn.Embedding"), d = check_integer(L, 2, "nn.Embedding");
-    Options o(L, 3, "nn.Embedding", {});
-    return push_layer<torch::nn::EmbeddingImpl>(L, torch::nn::EmbeddingOptions(n, d));
+    Options o(L, 3, "nn.Embedding", {"padding_idx"});
+    torch::nn::EmbeddingOptions opts(n, d);
+    if (o.has("padding_idx")) opts.padding_idx(o.integer("padding_idx", 1) - 1);
+    return push_layer<nn::OneBasedEmbeddingImpl>(L, opts);
+  });
+}
+
+// nn.EmbeddingBag(n, dim[, {mode = 'mean'}]): forward(indices[, offsets][, per_sample_weights]).
+int l_embedding_bag(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t n = check_integer(L, 1, "nn.EmbeddingBag");
+    const int64_t d = check_integer(L, 2, "nn.EmbeddingBag");
+    Options o(L, 3, "nn.EmbeddingBag", {"mode"});
+    const std::string mode = o.string("mode", "mean");
+    torch::nn::EmbeddingBagOptions opts(n, d);
+    if (mode == "sum")
+      opts.mode(torch::kSum);
+    else if (mode == "mean")
+      opts.mode(torch::kMean);
+    else if (mode == "max")
+      opts.mode(torch::kMax);
+    else
+      throw ArgumentError("nn.EmbeddingBag: mode must be sum, mean or max, got '" + mode + "'");
+    return push_layer<nn::OneBasedEmbeddingBagImpl>(L, opts);
+  });
+}
+
+int l_conv_transpose2d(lua_State* L) {
+  const char* name = "nn.ConvTranspose2d";
+  return guarded(L, [&] {
+    const int64_t in = check_integer(L, 1, name), out = check_integer(L, 2, name);
+    const auto kernel = size_list(L, 3, std::string(name) + ": kernel_size", 2);
+    Options o(L, 4, name, {"stride", "padding", "output_padding", "groups", "bias", "dilation"});
+    torch::nn::ConvTranspose2dOptions opts{in, out, torch::ExpandingArray<2>(kernel)};
+    opts.stride(torch::ExpandingArray<2>(o.integers("stride", {1, 1}, 2)))
+        .padding(torch::ExpandingArray<2>(o.integers("padding", {0, 0}, 2)))
+        .output_padding(torch::ExpandingArray<2>(o.integers("output_padding", {0, 0}, 2)))
+        .dilation(torch::ExpandingArray<2>(o.integers("dilation", {1, 1}, 2)))
+        .groups(o.integer("groups", 1))
+        .bias(o.boolean("bias", true));
+    return push_layer<torch::nn::ConvTranspose2dImpl>(L, opts);
+  });
+}
+
+int l_group_norm(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t groups = check_integer(L, 1, "nn.GroupNorm");
+    const int64_t channels = check_integer(L, 2, "nn.GroupNorm");
+    Options o(L, 3, "nn.GroupNorm", {"eps", "affine"});
+    return push_layer<torch::nn::GroupNormImpl>(L, torch::nn::GroupNormOptions(groups, channels)
+                                                       .eps(o.number("eps", 1e-5))
+                                                       .affine(o.boolean("affine", true)));
+  });
+}
+
+int l_bilinear(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t in1 = check_integer(L, 1, "nn.Bilinear"),
+                  in2 = check_integer(L, 2, "nn.Bilinear");
+    const int64_t out = check_integer(L, 3, "nn.Bilinear");
+    Options o(L, 4, "nn.Bilinear", {"bias"});
+    return push_layer<torch::nn::BilinearImpl>(
+        L, torch::nn::BilinearOptions(in1, in2, out).bias(o.boolean("bias", true)));
+  });
+}
+
+// nn.LSTM / nn.GRU(input_size, hidden_size[, {num_layers, bias, batch_first, dropout,
+// bidirectional}])
+template <class Impl, class Opts>
+int recurrent(lua_State* L, const char* name) {
+  return guarded(L, [&] {
+    const int64_t in = check_integer(L, 1, name), hidden = check_integer(L, 2, name);
+    Options o(L, 3, name, {"num_layers", "bias", "batch_first", "dropout", "bidirectional"});
+    return push_layer<Impl>(L, Opts(in, hidden)
+                                   .num_layers(o.integer("num_layers", 1))
+                                   .bias(o.boolean("bias", true))
+                                   .batch_first(o.boolean("batch_first", false))
+                                   .dropout(o.number("dropout", 0.0))
+                                   .bidirectional(o.boolean("bidirectional", false)));
+  });
+}
+int l_lstm(lua_State* L) {
+  return recurrent<torch::nn::LSTMImpl, torch::nn::LSTMOptions>(L, "nn.LSTM");
+}
+int l_gru(lua_State* L) {
+  return recurrent<torch::nn::GRUImpl, torch::nn::GRUOptions>(L, "nn.GRU");
+}
+
+int l_multihead_attention(lua_State* L) {
+  const char* name = "nn.MultiheadAttention";
+  return guarded(L, [&] {
+    const int64_t dim = check_integer(L, 1, name), heads = check_integer(L, 2, name);
+    Options o(L, 3, name, {"dropout", "bias", "batch_first", "kdim", "vdim"});
+    if (heads <= 0 || dim % heads != 0) {
+      throw ArgumentError(std::string(name) + ": embed_dim " + std::to_string(dim) +
+                          " must be divisible by num_heads " + std::to_string(heads));
+    }
+    auto opts = torch::nn::MultiheadAttentionOptions(dim, heads)
+                    .dropout(o.number("dropout", 0.0))
+                    .bias(o.boolean("bias", true))
+                    .kdim(o.integer("kdim", dim))
+                    .vdim(o.integer("vdim", dim));
+    return push_layer<nn::MultiheadAttentionImpl>(L, opts, o.boolean("batch_first", false));
+  });
+}
+
+int l_transformer_encoder_layer(lua_State* L) {
+  const char* name = "nn.TransformerEncoderLayer";
+  return guarded(L, [&] {
+    const int64_t dim = check_integer(L, 1, name), heads = check_integer(L, 2, name);
+    Options o(L, 3, name,
+              {"dim_feedforward", "dropout", "activation", "batch_first", "norm_first"});
+    if (o.boolean("norm_first", false)) {
+      throw ArgumentError(std::string(name) +
+                          ": norm_first = true is not available in libtorch 1.13's C++ layer");
+    }
+    const std::string activation = o.string("activation", "relu");
+    auto opts = torch::nn::TransformerEncoderLayerOptions(dim, heads)
+                    .dim_feedforward(o.integer("dim_feedforward", 2048))
+                    .dropout(o.number("dropout", 0.1));
+    if (activation == "relu")
+      opts.activation(torch::kReLU);
+    else if (activation == "gelu")
+      opts.activation(torch::kGELU);
+    else
+      throw ArgumentError(std::string(name) + ": activation must be 'relu' or 'gelu'");
+    return push_layer<nn::TransformerEncoderLayerImpl>(L, opts, o.boolean("batch_first", false));
+  });
+}
+
+// nn.Unflatten(d, sizes): 1-based d.
+int l_unflatten(lua_State* L) {
+  return guarded(L, [&] {
+    const int64_t dim = layer_dim(check_integer(L, 1, "nn.Unflatten"), "nn.Unflatten");
+    std::vector<int64_t> sizes;
+    for (double v : number_list(L, 2, "nn.Unflatten: sizes"))
+      sizes.push_back(static_cast<int64_t>(v));
+    return push_layer<torch::nn::UnflattenImpl>(L, torch::nn::UnflattenOptions(dim, sizes));
   });
 }
 
@@ -317,9 +466,78 @@ nn::SequentialImpl* as_sequential(ModuleBox& box) {
   return dynamic_cast<nn::SequentialImpl*>(box.module().get());
 }
 
+// Layers whose forward takes or returns more than one tensor; returns -1 for the others.
+int forward_several(lua_State* L, torch::nn::Module* module) {
+  auto optional_tensor = [&](int index) {
+    return lua_isnoneornil(L, index) ? torch::Tensor() : check_tensor(L, index, "forward");
+  };
+  if (auto* lstm = dynamic_cast<torch::nn::LSTMImpl*>(module)) {
+    // lstm(x[, {h, c}]) -> output, {h, c}
+    c10::optional<std::tuple<torch::Tensor, torch::Tensor>> state;
+    if (!lua_isnoneornil(L, 3)) {
+      luaL_checktype(L, 3, LUA_TTABLE);
+      lua_rawgeti(L, 3, 1);
+      lua_rawgeti(L, 3, 2);
+      auto h = check_tensor(L, -2, "LSTM state {h, c}"),
+           c = check_tensor(L, -1, "LSTM state {h, c}");
+      lua_pop(L, 2);
+      state = std::make_tuple(h, c);
+    }
+    auto [out, hc] = lstm->forward(check_tensor(L, 2, "forward"), state);
+    push_tensor(L, out);
+    lua_createtable(L, 2, 0);
+    push_tensor(L, std::get<0>(hc));
+    lua_rawseti(L, -2, 1);
+    push_tensor(L, std::get<1>(hc));
+    lua_rawseti(L, -2, 2);
+    return 2;
+  }
+  if (auto* gru = dynamic_cast<torch::nn::GRUImpl*>(module)) {
+    auto [out, h] = gru->forward(check_tensor(L, 2, "forward"), optional_tensor(3));
+    push_tensor(L, out);
+    push_tensor(L, h);
+    return 2;
+  }
+  if (auto* attention = dynamic_cast<nn::MultiheadAttentionImpl*>(module)) {
+    // attn(q, k, v[, {key_padding_mask, need_weights = true, attn_mask}]) -> output, weights
+    Options o(L, 5, "MultiheadAttention", {"key_padding_mask", "need_weights", "attn_mask"});
+    auto [out, weights] = attention->forward(
+        check_tensor(L, 2, "forward"), check_tensor(L, 3, "forward"), check_tensor(L, 4, "forward"),
+        tensor_option(L, 5, "key_padding_mask", "MultiheadAttention"),
+        o.boolean("need_weights", true), tensor_option(L, 5, "attn_mask", "MultiheadAttention"));
+    push_tensor(L, out);
+    if (weights.defined()) {
+      push_tensor(L, weights);
+    } else {
+      lua_pushnil(L);
+    }
+    return 2;
+  }
+  if (auto* layer = dynamic_cast<nn::TransformerEncoderLayerImpl*>(module)) {
+    Options o(L, 3, "TransformerEncoderLayer", {"src_mask", "src_key_padding_mask"});
+    push_tensor(
+        L, layer->forward(check_tensor(L, 2, "forward"),
+                          tensor_option(L, 3, "src_mask", "TransformerEncoderLayer"),
+                          tensor_option(L, 3, "src_key_padding_mask", "TransformerEncoderLayer")));
+    return 1;
+  }
+  if (auto* bilinear = dynamic_cast<torch::nn::BilinearImpl*>(module)) {
+    push_tensor(L, bilinear->forward(check_tensor(L, 2, "forward"), check_tensor(L, 3, "forward")));
+    return 1;
+  }
+  if (auto* bag = dynamic_cast<nn::OneBasedEmbeddingBagImpl*>(module)) {
+    push_tensor(
+        L, bag->forward(check_tensor(L, 2, "forward"), optional_tensor(3), optional_tensor(4)));
+    return 1;
+  }
+  return -1;
+}
+
 int m_forward(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_module(L, 1, "forward");
+    const int n = forward_several(L, box.module().get());
+    if (n >= 0) return n;
     auto& x = check_tensor(L, 2, "forward");
     push_tensor(L, nn::forward_layer(box.any, x));
     return 1;
@@ -649,7 +867,8 @@ int c_register_buffer(lua_State* L) {
 
 template <nn::Loss::Kind Kind>
 int l_loss(lua_State* L) {
-  const char* name = Kind == nn::Loss::Kind::kNll ? "nn.NLLLoss" : "nn.CrossEntropyLoss";
+  const std::string full_name = "nn." + nn::Loss(Kind).name();
+  const char* name = full_name.c_str();
   return guarded(L, [&] {
     push_new<LossBox>(L, LossBox{loss_from_options(L, 1, Kind, name)});
     return 1;
@@ -661,7 +880,8 @@ int loss_call(lua_State* L) {
     auto& box = check<LossBox>(L, 1, "loss");
     auto& output = check_tensor(L, 2, "loss");
     auto& target = check_tensor(L, 3, "loss");
-    push_tensor(L, (*box.loss)(output, zero_based_targets(target)));
+    push_tensor(L, (*box.loss)(output, box.loss->takes_class_targets() ? zero_based_targets(target)
+                                                                       : target));
     return 1;
   });
 }
@@ -715,6 +935,16 @@ const luaL_Reg kModuleMeta[] = {
 const luaL_Reg kFunctions[] = {{"Linear", l_linear},
                                {"Conv1d", l_conv1d},
                                {"Conv2d", l_conv2d},
+                               {"Conv3d", l_conv3d},
+                               {"ConvTranspose2d", l_conv_transpose2d},
+                               {"GroupNorm", l_group_norm},
+                               {"Bilinear", l_bilinear},
+                               {"EmbeddingBag", l_embedding_bag},
+                               {"LSTM", l_lstm},
+                               {"GRU", l_gru},
+                               {"MultiheadAttention", l_multihead_attention},
+                               {"TransformerEncoderLayer", l_transformer_encoder_layer},
+                               {"Unflatten", l_unflatten},
                                {"MaxPool2d", l_maxpool2d},
                                {"AvgPool2d", l_avgpool2d},
                                {"AdaptiveAvgPool2d", l_adaptive_avgpool2d},
@@ -738,6 +968,10 @@ const luaL_Reg kFunctions[] = {{"Linear", l_linear},
                                {"Sequential", l_sequential},
                                {"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
                                {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
+                               {"MSELoss", l_loss<nn::Loss::Kind::kMse>},
+                               {"L1Loss", l_loss<nn::Loss::Kind::kL1>},
+                               {"SmoothL1Loss", l_loss<nn::Loss::Kind::kSmoothL1>},
+                               {"BCEWithLogitsLoss", l_loss<nn::Loss::Kind::kBceWithLogits>},
                                {"new_lua_module", c_new_lua_module},
                                {"register", c_register},
                                {"is_module", c_is_module},

@@ -132,6 +132,23 @@ torch::Tensor zero_based_index(const torch::Tensor& index, int64_t size, const c
   return index.to(torch::kInt64) - 1;
 }
 
+torch::Tensor tensor_option(lua_State* L, int index, const char* key, const char* function) {
+  if (!lua_istable(L, index)) return torch::Tensor();
+  lua_pushstring(L, key);
+  lua_rawget(L, absolute_index(L, index));
+  torch::Tensor out;
+  if (auto* t = test_tensor(L, -1)) {
+    out = *t;
+  } else if (!lua_isnil(L, -1)) {
+    const std::string got = type_name(L, -1);
+    lua_pop(L, 1);
+    throw ArgumentError(std::string(function) + ": option '" + key + "' must be a tensor, got " +
+                        got);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
 torch::Tensor zero_based_targets(const torch::Tensor& target) {
   return target.scalar_type() == torch::kInt64 ? target - 1 : target;
 }

@@ -42,26 +42,62 @@ Reduction parse_reduction(const std::string& name) {
   throw core::UsageError("reduction must be 'mean', 'sum' or 'none', got '" + name + "'");
 }
 
-Loss::Loss(Kind kind, Reduction reduction, double label_smoothing)
-    : kind_(kind), reduction_(reduction), label_smoothing_(label_smoothing) {
-  if (label_smoothing < 0 || label_smoothing > 1) {
+Loss::Loss(Kind kind, Reduction reduction, double parameter, torch::Tensor pos_weight)
+    : kind_(kind), reduction_(reduction), pos_weight_(std::move(pos_weight)) {
+  if (kind == Kind::kCrossEntropy && parameter >= 0) label_smoothing_ = parameter;
+  if (kind == Kind::kSmoothL1 && parameter >= 0) beta_ = parameter;
+  if (label_smoothing_ < 0 || label_smoothing_ > 1) {
     throw core::UsageError("label_smoothing must be in [0, 1]");
   }
 }
 
 std::string Loss::name() const {
-  return kind_ == Kind::kNll ? "NLLLoss" : "CrossEntropyLoss";
+  switch (kind_) {
+    case Kind::kNll:
+      return "NLLLoss";
+    case Kind::kCrossEntropy:
+      return "CrossEntropyLoss";
+    case Kind::kMse:
+      return "MSELoss";
+    case Kind::kL1:
+      return "L1Loss";
+    case Kind::kSmoothL1:
+      return "SmoothL1Loss";
+    case Kind::kBceWithLogits:
+      return "BCEWithLogitsLoss";
+  }
+  return "Loss";
 }
 
 torch::Tensor Loss::operator()(const torch::Tensor& output, const torch::Tensor& target) const {
-  check_class_targets(name(), output, target);
   int64_t reduction = at::Reduction::Mean;
   if (reduction_ == Reduction::kSum) reduction = at::Reduction::Sum;
   if (reduction_ == Reduction::kNone) reduction = at::Reduction::None;
-  constexpr int64_t kNoIgnoredClass = -100;  // PyTorch's default ignore_index
-  if (kind_ == Kind::kNll) return torch::nll_loss(output, target, {}, reduction, kNoIgnoredClass);
-  return torch::cross_entropy_loss(output, target, {}, reduction, kNoIgnoredClass,
-                                   label_smoothing_);
+  if (takes_class_targets()) {
+    check_class_targets(name(), output, target);
+    constexpr int64_t kNoIgnoredClass = -100;  // PyTorch's default ignore_index
+    if (kind_ == Kind::kNll) return torch::nll_loss(output, target, {}, reduction, kNoIgnoredClass);
+    return torch::cross_entropy_loss(output, target, {}, reduction, kNoIgnoredClass,
+                                     label_smoothing_);
+  }
+  // Element-wise losses: PyTorch broadcasts with a warning; a shape mismatch is nearly always a
+  // bug (N x 1 output against N targets), so it is an error here.
+  if (!output.sizes().equals(target.sizes())) {
+    throw core::ScriptError(name() + ": output " + core::shape_string(output.sizes()) +
+                            " and target " + core::shape_string(target.sizes()) +
+                            " must have the same shape");
+  }
+  const auto t = target.to(output.scalar_type());
+  switch (kind_) {
+    case Kind::kMse:
+      return torch::mse_loss(output, t, reduction);
+    case Kind::kL1:
+      return torch::l1_loss(output, t, reduction);
+    case Kind::kSmoothL1:
+      return torch::smooth_l1_loss(output, t, reduction, beta_);
+    default:
+      return torch::binary_cross_entropy_with_logits(output, t, {}, pos_weight_, reduction);
+  }
 }
 
 }  // namespace engine::nn

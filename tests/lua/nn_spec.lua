@@ -117,7 +117,7 @@ describe('nn.F', function()
   it('refuses bad input with the reason', function()
     fails(function() nn.F.embedding(torch.tensor({0, 2}, {dtype = 'int64'}), torch.randn(3, 2)) end,
           'index 0 is out of range 1..3')
-    fails(function() nn.F.mse_loss(torch.ones(2), torch.ones(3)) end, 'input [2] and target [3]')
+    fails(function() nn.F.mse_loss(torch.ones(2), torch.ones(3)) end, 'output [2] and target [3]')
     fails(function() nn.F.pad(torch.ones(1, 1, 2, 2), {1, 1}, {mode = 'mirror'}) end, 'mode must be')
     fails(function() nn.F.interpolate(torch.ones(1, 1, 2, 2), {}) end, 'give size or scale_factor')
     fails(function() nn.F.dropout(torch.ones(2), {p = 2}) end, 'p must be in [0, 1]')

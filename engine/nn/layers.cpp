@@ -1,0 +1,80 @@
+#include "engine/nn/layers.hpp"
+
+#include <limits>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::nn {
+namespace {
+
+// 1-based indices to libtorch's 0-based ones, with the range stated in 1-based terms.
+torch::Tensor zero_based(const torch::Tensor& indices, int64_t count, const char* layer) {
+  if (indices.scalar_type() != torch::kInt64 && indices.scalar_type() != torch::kInt32) {
+    throw core::ScriptError(std::string(layer) + ": indices must be an integer tensor, got " +
+                            std::string(c10::toString(indices.scalar_type())));
+  }
+  if (indices.numel() > 0) {
+    const int64_t lo = indices.min().item<int64_t>(), hi = indices.max().item<int64_t>();
+    if (lo < 1 || hi > count) {
+      throw core::ScriptError(std::string(layer) + ": index " + std::to_string(lo < 1 ? lo : hi) +
+                              " is out of range 1.." + std::to_string(count));
+    }
+  }
+  return indices - 1;
+}
+
+// PyTorch's boolean attention masks (true: do not attend) as the additive float masks
+// libtorch 1.13's C++ attention expects.
+torch::Tensor additive_mask(const torch::Tensor& mask, torch::ScalarType dtype) {
+  if (!mask.defined() || mask.scalar_type() != torch::kBool) return mask;
+  return torch::zeros(mask.sizes(), mask.options().dtype(dtype))
+      .masked_fill_(mask, -std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
+torch::Tensor OneBasedEmbeddingImpl::forward(const torch::Tensor& indices) {
+  return torch::nn::EmbeddingImpl::forward(
+      zero_based(indices, options.num_embeddings(), "Embedding"));
+}
+
+torch::Tensor OneBasedEmbeddingBagImpl::forward(const torch::Tensor& indices,
+                                                const torch::Tensor& offsets,
+                                                const torch::Tensor& per_sample_weights) {
+  torch::Tensor zero_based_offsets;
+  if (offsets.defined()) {
+    zero_based_offsets =
+        zero_based(offsets, std::max<int64_t>(indices.numel(), 1), "EmbeddingBag offsets");
+  }
+  return torch::nn::EmbeddingBagImpl::forward(
+      zero_based(indices, options.num_embeddings(), "EmbeddingBag"), zero_based_offsets,
+      per_sample_weights);
+}
+
+std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::forward(
+    const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
+    const torch::Tensor& key_padding_mask, bool need_weights, const torch::Tensor& attn_mask) {
+  const auto mask = additive_mask(attn_mask, query.scalar_type());
+  if (!batch_first_) {
+    return torch::nn::MultiheadAttentionImpl::forward(query, key, value, key_padding_mask,
+                                                      need_weights, mask);
+  }
+  auto [out, weights] = torch::nn::MultiheadAttentionImpl::forward(
+      query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), key_padding_mask,
+      need_weights, mask);
+  return {out.transpose(0, 1), weights};
+}
+
+torch::Tensor TransformerEncoderLayerImpl::forward(const torch::Tensor& src,
+                                                   const torch::Tensor& src_mask,
+                                                   const torch::Tensor& src_key_padding_mask) {
+  const auto mask = additive_mask(src_mask, src.scalar_type());
+  if (!batch_first_) {
+    return torch::nn::TransformerEncoderLayerImpl::forward(src, mask, src_key_padding_mask);
+  }
+  return torch::nn::TransformerEncoderLayerImpl::forward(src.transpose(0, 1), mask,
+                                                         src_key_padding_mask)
+      .transpose(0, 1);
+}
+
+}  // namespace engine::nn
