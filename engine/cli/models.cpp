@@ -27,7 +27,7 @@ local function grouped(n)
   until k == 0
   return s
 end
-print(('%-12s %-12s %8s %14s  %s'):format('id', 'input', 'classes', 'parameters', 'module'))
+print(('%-15s %-12s %8s %14s  %s'):format('id', 'input', 'classes', 'parameters', 'module'))
 for _, id in ipairs(ids) do
   local entry = zoo[id]
   local count = torch.no_grad(function()
@@ -35,8 +35,9 @@ for _, id in ipairs(ids) do
     return model:num_parameters()
   end)
   collectgarbage()
-  print(('%-12s %-12s %8d %14s  modules/%s.lua'):format(id, table.concat(entry.input, 'x'),
-    entry.classes, grouped(count), entry.module))
+  print(('%-15s %-12s %8d %14s  modules/%s.lua%s'):format(id, table.concat(entry.input, 'x'),
+    entry.classes, grouped(count), entry.module,
+    entry.input_kind and ('  (' .. entry.input_kind .. ')') or ''))
 end
 )lua";
 

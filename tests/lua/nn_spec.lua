@@ -102,6 +102,74 @@ describe('modules written in Lua', function()
   end)
 end)
 
+describe('modules written in Lua: gradients and training', function()
+  -- Central differences in float64 against autograd, for the input and one parameter.
+  local function gradcheck(module, x)
+    module:to('float64')
+    module:eval()
+    torch.manual_seed(5)
+    local weights = torch.randn(module(x):size(), {dtype = 'float64'})
+    local function value(input) return (module(input) * weights):sum():item() end
+    local input = x:clone():requires_grad()
+    module:zero_grad();
+    (module(input) * weights):sum():backward()
+    local analytic = input.grad:view(-1)
+    local eps = 1e-6
+    for i = 1, math.min(x:numel(), 12) do
+      local plus, minus = x:clone(), x:clone()
+      local p, m = plus:view(-1), minus:view(-1)
+      p[i] = p[i]:item() + eps
+      m[i] = m[i]:item() - eps
+      local numeric = (value(plus) - value(minus)) / (2 * eps)
+      near(analytic[i]:item(), numeric, 1e-6 + 1e-5 * math.abs(numeric), 'd/dx[' .. i .. ']')
+    end
+    local name, param = module:named_parameters()()
+    local grad = param.grad:view(-1)
+    local flat = param:view(-1)
+    torch.no_grad(function()
+      for i = 1, math.min(param:numel(), 6) do
+        local saved = flat[i]:item()
+        flat[i] = saved + eps
+        local up = value(x)
+        flat[i] = saved - eps
+        local down = value(x)
+        flat[i] = saved
+        near(grad[i]:item(), (up - down) / (2 * eps), 1e-6 + 1e-5 * math.abs(grad[i]:item()), name .. '[' .. i .. ']')
+      end
+    end)
+  end
+
+  it('causal self-attention (gpt) passes a finite-difference gradient check', function()
+    local gpt = require 'gpt'
+    torch.manual_seed(3)
+    gradcheck(gpt.CausalSelfAttention(4, 2, 3, 0), torch.randn(2, 3, 4, {dtype = 'float64'}))
+  end)
+  it('a ResNet bottleneck block passes a finite-difference gradient check', function()
+    local resnet = require 'resnet'
+    torch.manual_seed(4)
+    local downsample = nn.Sequential{nn.Conv2d(4, 8, 1, {bias = false}), nn.BatchNorm2d(8)}
+    gradcheck(resnet.Bottleneck(4, 2, 1, downsample), torch.randn(2, 4, 3, 3, {dtype = 'float64'}))
+  end)
+  it('a resnet18 made of Lua basic blocks trains on synthetic data', function()
+    torch.manual_seed(6)
+    local model = nn.model('resnet18', {num_classes = 4})
+    local x = torch.randn(8, 3, 32, 32)
+    local y = torch.tensor({1, 2, 3, 4, 1, 2, 3, 4}, {dtype = 'int64'})
+    local loss_fn = nn.CrossEntropyLoss()
+    local opt = optim.SGD(model:parameters(), {lr = 0.05, momentum = 0.9})
+    local first, last
+    for _ = 1, 8 do
+      opt:zero_grad()
+      local loss = loss_fn(model(x), y)
+      loss:backward()
+      opt:step()
+      first = first or loss:item()
+      last = loss:item()
+    end
+    equal(last < 0.5 * first, true, ('loss %g -> %g'):format(first, last))
+  end)
+end)
+
 describe('losses and metrics use 1-based class targets', function()
   it('NLLLoss and CrossEntropyLoss', function()
     local out = torch.tensor{{0.0, 10.0}, {10.0, 0.0}}

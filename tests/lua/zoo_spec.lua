@@ -60,13 +60,50 @@ describe('every zoo id', function()
   end)
   it('runs forward on a small batch of the documented input shape', function()
     torch.manual_seed(0)
-    for _, id in ipairs({'alexnet', 'alexnet_owt', 'resnet18', 'resnet50', 'vgg11'}) do
+    for _, id in ipairs({'alexnet', 'alexnet_owt', 'resnet18', 'resnet50', 'vgg11', 'lenet5',
+                         'deep_mnist', 'sensor_net', 'acoustic_model', 'mnist_cnn', 'mlp'}) do
       local entry = zoo[id]
       local model = nn.model(id, {num_classes = 7})
       model:eval()
-      local shape = {1, entry.input[1], entry.input[2], entry.input[3]}
+      local shape = {1}
+      for _, size in ipairs(entry.input) do shape[#shape + 1] = size end
       same(model(torch.randn(shape)):size(), {1, 7}, id)
     end
+  end)
+  it('DLBS\'s fully connected networks have its layer widths', function()
+    local function count(widths)
+      local n = 0
+      for i = 1, #widths - 1 do n = n + widths[i] * widths[i + 1] + widths[i + 1] end
+      return n
+    end
+    equal(nn.model('deep_mnist'):num_parameters(), count({784, 2500, 2000, 1500, 1000, 500, 10}))
+    equal(nn.model('sensor_net'):num_parameters(), count({784, 1024, 1024, 1024, 16}))
+    equal(nn.model('acoustic_model'):num_parameters(), count({540, 2048, 2048, 2048, 2048, 2048, 8192}))
+  end)
+  it('gpt is causal: a token changes no earlier output', function()
+    torch.manual_seed(2)
+    local model = nn.model('gpt', {vocab_size = 50, context = 12, layers = 2, heads = 2, width = 16})
+    model:eval()
+    local tokens = torch.randint(1, 51, {2, 12})
+    local before = model(tokens)
+    same(before:size(), {2, 12, 50})
+    local changed = tokens:clone()
+    changed[{{}, 8}] = (changed[{{}, 8}] % 50) + 1
+    local after = model(changed)
+    equal(after:narrow(2, 1, 7):equal(before:narrow(2, 1, 7)), true)
+    equal(after:narrow(2, 8, 1):equal(before:narrow(2, 8, 1)), false)
+    spec.fails(function() model(torch.randint(1, 51, {1, 13})) end, 'longer than the context of 12')
+  end)
+  it('wide_deep takes categorical, numeric and crossed columns', function()
+    local model = nn.model('wide_deep', {categorical = {5, 3}, numeric = 2, crossed = 10, num_classes = 3})
+    local cat = torch.tensor({{1, 3}, {5, 1}}, {dtype = 'int64'})
+    local crossed = torch.tensor({{1, 10}, {4, 4}}, {dtype = 'int64'})
+    same(model(cat, torch.randn(2, 2), crossed):size(), {2, 3})
+    same(model{categorical = cat, numeric = torch.randn(2, 2), crossed = crossed}:size(), {2, 3})
+    spec.fails(function() model(torch.ones(2, 3, {dtype = 'int64'}), torch.randn(2, 2), crossed) end,
+      'categorical must be N x 2 ids')
+    spec.fails(function() model(torch.tensor({{6, 1}}, {dtype = 'int64'}), torch.randn(1, 2), crossed:narrow(1, 1, 1)) end,
+      'index 6 is out of range 1..5')
   end)
   it('resnet200 and resnet269 build with DLBS\'s depths', function()
     local counts = {}
