@@ -1,6 +1,8 @@
 // require 'engine': versions and logging for scripts.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "engine/core/threads.hpp"
 #include "engine/core/version.hpp"
 #include "engine/lua/libraries.hpp"
@@ -30,6 +32,14 @@ int log(lua_State* L) {
   });
 }
 
+// engine.clock(): seconds on a monotonic wall clock, for timing steps (os.clock counts CPU
+// time of all threads, os.time has 1 s resolution).
+int e_clock(lua_State* L) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  lua_pushnumber(L, std::chrono::duration<double>(now).count());
+  return 1;
+}
+
 int e_threads(lua_State* L) {
   lua_pushnumber(L, at::get_num_threads());
   return 1;
@@ -39,6 +49,7 @@ const luaL_Reg kFunctions[] = {{"debug", log<spdlog::level::debug>},
                                {"info", log<spdlog::level::info>},
                                {"warn", log<spdlog::level::warn>},
                                {"threads", e_threads},
+                               {"clock", e_clock},
                                {nullptr, nullptr}};
 
 }  // namespace
