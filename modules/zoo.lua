@@ -22,6 +22,7 @@ return {
   resnet152   = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
   resnet200   = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
   resnet269   = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
+  googlenet   = {module = 'googlenet', input = {3, 224, 224}, classes = 1000},
   vgg11       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},
   vgg13       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},
   vgg16       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},
