@@ -24,6 +24,7 @@ return {
   resnet269   = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
   googlenet   = {module = 'googlenet', input = {3, 224, 224}, classes = 1000},
   inception3  = {module = 'inception', input = {3, 299, 299}, classes = 1000},
+  inception4  = {module = 'inception4', input = {3, 299, 299}, classes = 1000},
   vgg11       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},
   vgg13       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},
   vgg16       = {module = 'vgg', input = {3, 224, 224}, classes = 1000},

@@ -61,7 +61,8 @@ describe('every zoo id', function()
   it('runs forward on a small batch of the documented input shape', function()
     torch.manual_seed(0)
     for _, id in ipairs({'alexnet', 'alexnet_owt', 'resnet18', 'resnet50', 'vgg11', 'lenet5',
-                         'deep_mnist', 'sensor_net', 'acoustic_model', 'mnist_cnn', 'mlp'}) do
+                         'deep_mnist', 'sensor_net', 'acoustic_model', 'mnist_cnn', 'mlp', 'googlenet',
+                         'inception3', 'inception4'}) do
       local entry = zoo[id]
       local model = nn.model(id, {num_classes = 7})
       model:eval()
