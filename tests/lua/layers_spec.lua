@@ -83,10 +83,7 @@ local function flatten(results)
 end
 
 spec.describe('layers and losses against PyTorch', function()
-  local names = {}
-  for name in pairs(fixtures) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
+  for _, name in ipairs(spec.sorted_keys(fixtures)) do
     spec.it(name, function()
       local c = fixtures[name]
       if not layers[name] then error('fixture ' .. name .. ' has no Lua counterpart', 0) end

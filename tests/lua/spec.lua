@@ -51,6 +51,14 @@ function spec.fails(fn, ...)
   return err
 end
 
+-- The string keys of t, sorted: specs iterate fixtures in a stable order.
+function spec.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
 function spec.finish()
   print(('%d passed, %d failed'):format(spec.passed, spec.failed))
   if spec.failed > 0 then error(spec.failed .. ' spec(s) failed', 0) end

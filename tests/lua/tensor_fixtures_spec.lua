@@ -212,10 +212,7 @@ local function compare(name, key, actual, expected)
 end
 
 spec.describe('tensor ops against PyTorch', function()
-  local names = {}
-  for name in pairs(fixtures) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
+  for _, name in ipairs(spec.sorted_keys(fixtures)) do
     spec.it(name, function()
       local c = fixtures[name]
       local f = cases[name]

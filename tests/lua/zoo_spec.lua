@@ -10,15 +10,8 @@ local describe, it, equal, same = spec.describe, spec.it, spec.equal, spec.same_
 local torchvision = dofile(here .. '../fixtures/torchvision_models.lua')
 local zoo = require 'zoo'
 
-local function sorted_keys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
-
 describe('zoo models with a torchvision counterpart', function()
-  for _, id in ipairs(sorted_keys(torchvision)) do
+  for _, id in ipairs(spec.sorted_keys(torchvision)) do
     it(id .. ' has torchvision\'s parameter count, state_dict names and shapes', function()
       local expected = torchvision[id]
       local model = nn.model(id)
@@ -49,7 +42,7 @@ end)
 
 describe('every zoo id', function()
   it('builds, and the zoo index gives input shapes and classes', function()
-    for _, id in ipairs(sorted_keys(zoo)) do
+    for _, id in ipairs(spec.sorted_keys(zoo)) do
       local entry = zoo[id]
       equal(type(entry.input), 'table', id)
       equal(type(entry.classes), 'number', id)
