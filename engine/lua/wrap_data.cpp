@@ -5,6 +5,7 @@
 #include "engine/data/dataset_finder.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/data/mnist.hpp"
+#include "engine/data/synthetic.hpp"
 #include "engine/lua/data_value.hpp"
 #include "engine/lua/libraries.hpp"
 #include "engine/lua/tensor_value.hpp"
@@ -44,6 +45,47 @@ int d_mnist(lua_State* L) {
     const std::string root = o.has("root") ? o.string("root", "") : find(L, "mnist");
     auto source = data::load_mnist(root, o.string("split", "train"));
     return push_pipeline(L, data::Pipeline(source));
+  });
+}
+
+// data.tensors{input = x, target = y}: samples along the first dimension of tensors in memory.
+// Integer targets are 1-based classes, as everywhere in Lua.
+int d_tensors(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(L, 1, "data.tensors", {"input", "target"});
+    auto input = tensor_option(L, 1, "input", "data.tensors");
+    if (!input.defined())
+      throw ArgumentError("data.tensors: option 'input' (a tensor) is required");
+    auto target = tensor_option(L, 1, "target", "data.tensors");
+    if (target.defined() && target.scalar_type() == torch::kInt64) {
+      if (target.numel() > 0 && target.min().item<int64_t>() < 1) {
+        throw ArgumentError("data.tensors: class targets are 1-based, found " +
+                            std::to_string(target.min().item<int64_t>()));
+      }
+      target = target - 1;
+    }
+    return push_pipeline(
+        L, data::Pipeline(std::make_shared<data::TensorSource>(
+               input.detach(), target.defined() ? target.detach() : target, "tensors")));
+  });
+}
+
+// data.synthetic{shape = {3, 224, 224}, classes = 1000, size = 1024, seed = 0}
+int d_synthetic(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(L, 1, "data.synthetic", {"shape", "classes", "size", "seed"});
+    if (!o.has("shape")) throw ArgumentError("data.synthetic: option 'shape' is required");
+    std::vector<int64_t> shape;
+    for (double v : o.numbers("shape", {})) {
+      if (v != static_cast<double>(static_cast<int64_t>(v))) {
+        throw ArgumentError("data.synthetic: shape sizes must be integers, got " +
+                            std::to_string(v));
+      }
+      shape.push_back(static_cast<int64_t>(v));
+    }
+    return push_pipeline(L, data::Pipeline(std::make_shared<data::SyntheticSource>(
+                                shape, o.integer("classes", 10), o.integer("size", 1024),
+                                static_cast<uint64_t>(o.integer("seed", 0)))));
   });
 }
 
@@ -151,8 +193,9 @@ const luaL_Reg kPipelineMethods[] = {
     {"workers", p_workers}, {"size", p_size},       {"iter", p_iter},   {nullptr, nullptr}};
 const luaL_Reg kPipelineMeta[] = {
     {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {
-    {"find", d_find}, {"mnist", d_mnist}, {"normalize", d_normalize}, {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"find", d_find},           {"mnist", d_mnist},
+                               {"tensors", d_tensors},     {"synthetic", d_synthetic},
+                               {"normalize", d_normalize}, {nullptr, nullptr}};
 
 }  // namespace
 

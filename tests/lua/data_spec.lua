@@ -103,4 +103,44 @@ describe('data.find', function()
   end)
 end)
 
+describe('in-memory and synthetic sources', function()
+  local function collect(ds, options)
+    local inputs, targets = {}, {}
+    for batch in ds:iter(options) do
+      inputs[#inputs + 1] = batch.input
+      targets[#targets + 1] = batch.target
+    end
+    return torch.cat(inputs, 1), torch.cat(targets, 1)
+  end
+
+  it('data.tensors serves its rows with 1-based class targets', function()
+    local x = torch.arange(0, 12):view(6, 2):float()
+    local y = torch.tensor({1, 2, 3, 1, 2, 3}, {dtype = 'int64'})
+    local ds = data.tensors{input = x, target = y}:batch(4)
+    equal(#ds, 2)
+    local inputs, targets = collect(ds)
+    equal(inputs:equal(x), true)
+    equal(targets:equal(y), true)
+    fails(function() data.tensors{target = y} end, "option 'input' (a tensor) is required")
+    fails(function() data.tensors{input = x, target = y - 1} end, 'class targets are 1-based, found 0')
+    fails(function() data.tensors{input = x, target = torch.ones(5, {dtype = 'int64'})} end, '6 inputs but target of shape [5]')
+  end)
+
+  it('data.synthetic is the same sample for the same seed and index, whatever the workers', function()
+    local ds = data.synthetic{shape = {3, 4, 4}, classes = 5, size = 20, seed = 7}:shuffle():batch(6)
+    equal(#ds, 4)
+    local a_in, a_t = collect(ds:workers(1), {epoch = 2, seed = 1})
+    local b_in, b_t = collect(ds:workers(3), {epoch = 2, seed = 1})
+    same(a_in:size(), {20, 3, 4, 4})
+    equal(a_in:equal(b_in), true)
+    equal(a_t:equal(b_t), true)
+    equal(a_t:min():item() >= 1 and a_t:max():item() <= 5, true)
+    local other = collect(data.synthetic{shape = {3, 4, 4}, classes = 5, size = 20, seed = 8}:batch(20))
+    equal(other:equal(a_in), false)
+    spec.near(a_in:std():item(), 1, 0.2)
+    fails(function() data.synthetic{classes = 3} end, "option 'shape' is required")
+    fails(function() data.synthetic{shape = {3, 0}} end, 'shape [3, 0] has a size below 1')
+  end)
+end)
+
 spec.finish()
