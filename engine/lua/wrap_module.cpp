@@ -475,13 +475,24 @@ int forward_several(lua_State* L, torch::nn::Module* module) {
     // lstm(x[, {h, c}]) -> output, {h, c}
     c10::optional<std::tuple<torch::Tensor, torch::Tensor>> state;
     if (!lua_isnoneornil(L, 3)) {
-      luaL_checktype(L, 3, LUA_TTABLE);
-      lua_rawgeti(L, 3, 1);
-      lua_rawgeti(L, 3, 2);
-      auto h = check_tensor(L, -2, "LSTM state {h, c}"),
-           c = check_tensor(L, -1, "LSTM state {h, c}");
-      lua_pop(L, 2);
-      state = std::make_tuple(h, c);
+      if (!lua_istable(L, 3)) {
+        throw ArgumentError("bad argument #3 to 'forward' (LSTM state {h, c} expected, got " +
+                            type_name(L, 3) + ")");
+      }
+      torch::Tensor hc[2];
+      for (int i = 0; i < 2; ++i) {
+        lua_rawgeti(L, 3, i + 1);
+        auto* t = test_tensor(L, -1);
+        if (!t) {
+          const std::string got = type_name(L, -1);
+          lua_pop(L, 1);
+          throw ArgumentError("bad argument #3 to 'forward' (LSTM state {h, c}: element " +
+                              std::to_string(i + 1) + " is " + got + ", expected a Tensor)");
+        }
+        hc[i] = *t;
+        lua_pop(L, 1);
+      }
+      state = std::make_tuple(hc[0], hc[1]);
     }
     auto [out, hc] = lstm->forward(check_tensor(L, 2, "forward"), state);
     push_tensor(L, out);
@@ -803,7 +814,7 @@ int module_call(lua_State* L) {
 int c_new_lua_module(lua_State* L) {
   return guarded(L, [&] {
     const std::string name = check_string(L, 1, "nn.Module:new");
-    luaL_checktype(L, 2, LUA_TTABLE);
+    if (!lua_istable(L, 2)) throw ArgumentError("nn.Module:new: the object must be a table");
     lua_pushvalue(L, 2);
     const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
     push_new<ModuleBox>(L, ModuleBox{AnyModule(std::make_shared<LuaModuleImpl>(L, ref, name))});
