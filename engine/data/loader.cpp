@@ -15,12 +15,24 @@ constexpr uint64_t kShuffleStream = 0x5348554646ULL;  // "SHUFF"
 }  // namespace
 
 torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch) {
-  const int64_t n = pipeline.num_samples();
+  // The whole source's order (the same on every rank), then take, then this rank's share.
+  const int64_t n = pipeline.source().size();
   auto opts = torch::TensorOptions().dtype(torch::kInt64);
-  if (!pipeline.shuffled()) return torch::arange(n, opts);
-  auto generator = at::make_generator<at::CPUGeneratorImpl>(
-      core::derive_seed(seed, kShuffleStream, static_cast<uint64_t>(epoch)));
-  return torch::randperm(n, generator, opts);
+  torch::Tensor order;
+  if (pipeline.shuffled()) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(
+        core::derive_seed(seed, kShuffleStream, static_cast<uint64_t>(epoch)));
+    order = torch::randperm(n, generator, opts);
+  } else {
+    order = torch::arange(n, opts);
+  }
+  order = order.slice(0, 0, pipeline.taken_samples());
+  const int64_t world = pipeline.shard_world();
+  if (world == 1) return order;
+  const int64_t per_rank = pipeline.num_samples();
+  // wrap around so that every rank has per_rank samples
+  auto padded = torch::arange(per_rank * world, opts).remainder_(order.size(0));
+  return order.index_select(0, padded).slice(0, pipeline.shard_rank(), per_rank * world, world);
 }
 
 EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,

@@ -36,6 +36,34 @@ Pipeline Pipeline::batch(int64_t batch_size, bool drop_last) const {
   return p;
 }
 
+Pipeline Pipeline::take(int64_t n) const {
+  if (n < 1) throw core::UsageError(":take expects a positive count, got " + std::to_string(n));
+  Pipeline p = *this;
+  p.take_ = batched() ? n * batch_size_ : n;
+  return p;
+}
+
+Pipeline Pipeline::shard(int64_t rank, int64_t world) const {
+  if (world < 1 || rank < 0 || rank >= world) {
+    throw core::UsageError(":shard(rank, world) needs 0 <= rank < world, got rank " +
+                           std::to_string(rank) + " of " + std::to_string(world));
+  }
+  if (shard_world_ > 1) throw core::UsageError(":shard applied twice to the same pipeline");
+  Pipeline p = *this;
+  p.shard_rank_ = rank;
+  p.shard_world_ = world;
+  return p;
+}
+
+int64_t Pipeline::taken_samples() const {
+  const int64_t n = source_->size();
+  return take_ > 0 ? std::min(take_, n) : n;
+}
+
+int64_t Pipeline::num_samples() const {
+  return (taken_samples() + shard_world_ - 1) / shard_world_;
+}
+
 Pipeline Pipeline::prefetch(int batches) const {
   if (batches < 1) throw core::UsageError(":prefetch expects a positive number of batches");
   Pipeline p = *this;
@@ -57,7 +85,7 @@ int Pipeline::worker_count() const {
 }
 
 int64_t Pipeline::size() const {
-  const int64_t n = source_->size();
+  const int64_t n = num_samples();
   if (!batched()) return n;
   return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
 }
@@ -66,6 +94,10 @@ std::string Pipeline::describe() const {
   std::string out = source_->describe();
   for (const auto& t : transforms_) out += " | " + t->describe();
   if (shuffle_) out += " | shuffle";
+  if (take_ > 0) out += " | take(" + std::to_string(take_) + " samples)";
+  if (shard_world_ > 1) {
+    out += " | shard(" + std::to_string(shard_rank_) + " of " + std::to_string(shard_world_) + ")";
+  }
   if (batched())
     out += " | batch(" + std::to_string(batch_size_) + (drop_last_ ? ", drop_last)" : ")");
   return out;

@@ -18,6 +18,12 @@ class Pipeline {
   Pipeline map(std::shared_ptr<const Transform> transform) const;
   Pipeline shuffle(bool on = true) const;
   Pipeline batch(int64_t batch_size, bool drop_last = false) const;
+  // The first n items of each epoch's order: samples, or batches when already batched.
+  Pipeline take(int64_t n) const;
+  // This process's share of each epoch: samples rank, rank + world, ... of the (shuffled,
+  // taken) order, padded by wrapping around so that every rank gets the same count, as
+  // PyTorch's DistributedSampler does. rank counts from 0.
+  Pipeline shard(int64_t rank, int64_t world) const;
   Pipeline prefetch(int batches) const;
   Pipeline workers(int count) const;
 
@@ -32,7 +38,11 @@ class Pipeline {
 
   // Number of items one epoch yields: batches when batched, samples otherwise.
   int64_t size() const;
-  int64_t num_samples() const { return source_->size(); }
+  // Samples one epoch yields to this process, after take and shard.
+  int64_t num_samples() const;
+  int64_t taken_samples() const;  // after take, before shard
+  int64_t shard_rank() const { return shard_rank_; }
+  int64_t shard_world() const { return shard_world_; }
   std::string describe() const;
 
  private:
@@ -41,6 +51,9 @@ class Pipeline {
   bool shuffle_ = false;
   int64_t batch_size_ = 0;  // 0: unbatched, one sample per item
   bool drop_last_ = false;
+  int64_t take_ = 0;  // samples; 0: all
+  int64_t shard_rank_ = 0;
+  int64_t shard_world_ = 1;
   int prefetch_ = 4;
   int workers_ = 0;  // 0: default
 };

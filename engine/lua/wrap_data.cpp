@@ -114,6 +114,21 @@ int p_shuffle(lua_State* L) {
   });
 }
 
+int p_take(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "take");
+    return push_pipeline(L, p.take(check_integer(L, 2, "take")));
+  });
+}
+
+// ds:shard(rank, world): rank counts from 0, as torchrun numbers processes.
+int p_shard(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "shard");
+    return push_pipeline(L, p.shard(check_integer(L, 2, "shard"), check_integer(L, 3, "shard")));
+  });
+}
+
 int p_batch(lua_State* L) {
   return guarded(L, [&] {
     auto& p = pipeline(L, "batch");
@@ -189,8 +204,9 @@ int p_iter(lua_State* L) {
 }
 
 const luaL_Reg kPipelineMethods[] = {
-    {"map", p_map},         {"shuffle", p_shuffle}, {"batch", p_batch}, {"prefetch", p_prefetch},
-    {"workers", p_workers}, {"size", p_size},       {"iter", p_iter},   {nullptr, nullptr}};
+    {"map", p_map},     {"shuffle", p_shuffle},   {"batch", p_batch},     {"take", p_take},
+    {"shard", p_shard}, {"prefetch", p_prefetch}, {"workers", p_workers}, {"size", p_size},
+    {"iter", p_iter},   {nullptr, nullptr}};
 const luaL_Reg kPipelineMeta[] = {
     {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
 const luaL_Reg kFunctions[] = {{"find", d_find},           {"mnist", d_mnist},

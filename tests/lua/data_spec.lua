@@ -143,4 +143,45 @@ describe('in-memory and synthetic sources', function()
   end)
 end)
 
+describe('take and shard', function()
+  local x = torch.arange(1, 11):float():view(10, 1)
+  local function values(ds, options)
+    local out = {}
+    for batch in ds:iter(options) do
+      for _, v in ipairs(batch.input:view(-1):totable()) do out[#out + 1] = v end
+    end
+    return out
+  end
+
+  it('take keeps the first samples of each epoch, or the first batches once batched', function()
+    same(values(data.tensors{input = x}:take(4):batch(3)), {1, 2, 3, 4})
+    same(values(data.tensors{input = x}:batch(3):take(2)), {1, 2, 3, 4, 5, 6})
+    equal(#data.tensors{input = x}:batch(3):take(2), 2)
+    local shuffled = data.tensors{input = x}:shuffle()
+    local all = values(shuffled:batch(10), {seed = 3})
+    same(values(shuffled:take(4):batch(10), {seed = 3}), {all[1], all[2], all[3], all[4]})
+    fails(function() data.tensors{input = x}:take(0) end, ':take expects a positive count')
+  end)
+
+  it('shard splits each epoch across ranks like DistributedSampler', function()
+    local ds = data.tensors{input = x}:shuffle()
+    local seen, sizes = {}, {}
+    for rank = 0, 2 do
+      local share = values(ds:shard(rank, 3):batch(2), {seed = 5, epoch = 2})
+      sizes[#sizes + 1] = #share
+      for _, v in ipairs(share) do seen[v] = (seen[v] or 0) + 1 end
+    end
+    same(sizes, {4, 4, 4})  -- ceil(10 / 3), the last two padded by wrapping around
+    local total = 0
+    for v = 1, 10 do
+      equal(seen[v] ~= nil, true, 'sample ' .. v .. ' is in some shard')
+      total = total + seen[v]
+    end
+    equal(total, 12)
+    equal(#ds:shard(0, 3):batch(2), 2)
+    fails(function() ds:shard(3, 3) end, ':shard(rank, world) needs 0 <= rank < world, got rank 3 of 3')
+    fails(function() ds:shard(0, 2):shard(1, 2) end, ':shard applied twice')
+  end)
+end)
+
 spec.finish()
