@@ -17,6 +17,9 @@ namespace engine::lua {
 struct ModuleBox {
   static constexpr const char* kTypeName = "Module";
   torch::nn::AnyModule any;  // forward(Tensor) -> Tensor, type-erased
+  // Whether forward takes or returns several tensors (LSTM, attention, ...): found on the first
+  // call from Lua, so later calls skip the type tests. -1: not known yet.
+  int8_t several_tensors = -1;
   std::shared_ptr<torch::nn::Module> module() const { return any.ptr(); }
 };
 

@@ -547,8 +547,11 @@ int forward_several(lua_State* L, torch::nn::Module* module) {
 int m_forward(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_module(L, 1, "forward");
-    const int n = forward_several(L, box.module().get());
-    if (n >= 0) return n;
+    if (box.several_tensors != 0) {
+      const int n = forward_several(L, box.module().get());
+      box.several_tensors = n >= 0 ? 1 : 0;
+      if (n >= 0) return n;
+    }
     auto& x = check_tensor(L, 2, "forward");
     push_tensor(L, nn::forward_layer(box.any, x));
     return 1;
