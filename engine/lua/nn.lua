@@ -176,12 +176,10 @@ ModuleList.__index = function(object, key)
   return module_list_index(object, key)
 end
 ModuleList.__newindex = function(object, key, value)
+  -- Existing positions are raw fields and never get here: any number here is out of range.
   if type(key) == 'number' then
-    local n = rawget(object, '__fields')._length
-    if key % 1 ~= 0 or key < 1 or key > n then
-      error(('ModuleList index %s is out of range 1..%d (use append)'):format(tostring(key), n), 2)
-    end
-    return  -- unreachable: existing positions are raw fields, never reach __newindex
+    error(('ModuleList index %s is out of range 1..%d (use append)'):format(tostring(key),
+      rawget(object, '__fields')._length), 2)
   end
   instance_newindex(object, key, value)
 end

@@ -37,7 +37,6 @@ class MultiheadAttentionImpl : public torch::nn::MultiheadAttentionImpl {
                                                    const torch::Tensor& key_padding_mask = {},
                                                    bool need_weights = true,
                                                    const torch::Tensor& attn_mask = {});
-  bool batch_first() const { return batch_first_; }
 
  private:
   bool batch_first_;
