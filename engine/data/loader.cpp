@@ -3,6 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
 
+#include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/core/timer.hpp"
@@ -11,6 +13,7 @@ namespace engine::data {
 namespace {
 
 constexpr uint64_t kShuffleStream = 0x5348554646ULL;  // "SHUFF"
+constexpr uint64_t kAugmentStream = 0x4155474dULL;    // "AUGM"
 
 }  // namespace
 
@@ -35,13 +38,32 @@ torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch
   return order.index_select(0, padded).slice(0, pipeline.shard_rank(), per_rank * world, world);
 }
 
+void stack_samples(Batch& batch) {
+  if (batch.samples.empty()) return;
+  const auto& first = batch.samples.front();
+  for (const auto& s : batch.samples) {
+    if (s.sizes() != first.sizes()) {
+      throw core::DataError("cannot batch samples of shapes " + core::shape_string(first.sizes()) +
+                            " and " + core::shape_string(s.sizes()) +
+                            ": map data.resize, data.center_crop or data.random_resized_crop "
+                            "before :batch so that every sample has one shape");
+    }
+  }
+  batch.input = torch::stack(batch.samples);
+  batch.samples.clear();
+}
+
 EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                         int64_t first_batch)
+                         int64_t first_sample)
     : pipeline_(pipeline),
+      augment_seed_(core::derive_seed(seed, kAugmentStream, static_cast<uint64_t>(epoch))),
       order_(epoch_order(pipeline, seed, epoch)),
-      num_batches_(pipeline.size()),
-      first_batch_(std::clamp<int64_t>(first_batch, 0, pipeline.size())),
-      next_batch_(first_batch_) {
+      num_batches_(pipeline.size()) {
+  for (const auto& t : pipeline_.transforms()) random_transforms_ |= t->random();
+  const int64_t samples = std::min(order_.size(0), num_batches_ * pipeline_.batch_size());
+  first_sample_ = std::clamp<int64_t>(first_sample, 0, samples);
+  first_batch_ = std::min(first_sample_ / pipeline_.batch_size(), num_batches_);
+  next_batch_ = first_batch_;
   const int workers = static_cast<int>(std::min<int64_t>(
       pipeline_.worker_count(), std::max<int64_t>(1, num_batches_ - next_batch_)));
   capacity_ =
@@ -68,11 +90,23 @@ void EpochReader::stop() {
 Batch EpochReader::make_batch(int64_t index) const {
   const int64_t n = order_.size(0);
   const int64_t bs = pipeline_.batch_size();
-  const int64_t begin = index * bs;
-  const int64_t end = std::min(begin + bs, n);
-  Batch batch = pipeline_.source().gather(order_.slice(0, begin, end));
-  for (const auto& t : pipeline_.transforms()) t->apply(batch);
-  if (!pipeline_.batched()) {
+  const int64_t begin = std::max(index * bs, first_sample_);
+  const int64_t end = std::min(index * bs + bs, n);
+  const auto indices = order_.slice(0, begin, end);
+  Batch batch = pipeline_.source().gather(indices);
+  if (!batch.indices.defined()) batch.indices = indices;
+  std::vector<core::Rng> random;
+  if (random_transforms_) {
+    auto index_of = batch.indices.accessor<int64_t, 1>();
+    random.reserve(static_cast<size_t>(index_of.size(0)));
+    for (int64_t i = 0; i < index_of.size(0); ++i) {
+      random.emplace_back(
+          core::derive_seed(augment_seed_, kAugmentStream, static_cast<uint64_t>(index_of[i])));
+    }
+  }
+  for (const auto& t : pipeline_.transforms()) t->apply(batch, random);
+  stack_samples(batch);
+  if (!pipeline_.batched() && batch.size() == 1) {
     batch.input = batch.input.squeeze(0);
     if (batch.target.defined()) batch.target = batch.target.squeeze(0);
   }
@@ -102,6 +136,15 @@ void EpochReader::work(int worker) {
 }
 
 std::optional<Batch> EpochReader::next() {
+  for (;;) {
+    auto batch = next_produced();
+    if (!batch) return batch;
+    skipped_ += batch->skipped;
+    if (batch->size() > 0) return batch;  // every record of this one was bad and skipped
+  }
+}
+
+std::optional<Batch> EpochReader::next_produced() {
   if (next_batch_ >= num_batches_) return std::nullopt;
   const int workers = static_cast<int>(queues_.size());
   // Worker w produces batches first + w, first + w + workers, ...

@@ -1,6 +1,6 @@
 // Runs one epoch of a pipeline on worker threads, handing batches over in a fixed order
 // through bounded queues. The order depends only on the seed and the epoch, never on the
-// number of workers, and an epoch can start at any batch (for resuming).
+// number of workers, and an epoch can start at any sample (for resuming).
 #pragma once
 
 #include <torch/types.h>
@@ -24,7 +24,10 @@ torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch
 
 class EpochReader {
  public:
-  EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_batch = 0);
+  // first_sample: samples of this epoch already consumed (0-based). The reader then yields the
+  // rest of the batch holding that sample, and the following batches exactly as an epoch read
+  // from the start would.
+  EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_sample = 0);
   ~EpochReader();
   EpochReader(const EpochReader&) = delete;
   EpochReader& operator=(const EpochReader&) = delete;
@@ -34,6 +37,8 @@ class EpochReader {
   int64_t num_batches() const { return num_batches_; }
   // Seconds the consumer spent waiting for batches so far.
   double wait_seconds() const { return wait_seconds_; }
+  // Bad records left out so far (sources read with skip_bad).
+  int64_t skipped() const { return skipped_; }
 
  private:
   struct Item {
@@ -47,11 +52,15 @@ class EpochReader {
   };
 
   Batch make_batch(int64_t index) const;
+  std::optional<Batch> next_produced();
   void work(int worker);
   void stop();
 
   Pipeline pipeline_;
+  uint64_t augment_seed_;  // seeds per-sample random transforms, with the sample's index
+  bool random_transforms_ = false;
   torch::Tensor order_;
+  int64_t first_sample_ = 0;
   int64_t num_batches_ = 0;
   int64_t first_batch_ = 0;
   int64_t next_batch_ = 0;
@@ -60,6 +69,11 @@ class EpochReader {
   std::vector<std::unique_ptr<Queue>> queues_;
   std::vector<std::thread> threads_;
   double wait_seconds_ = 0;
+  int64_t skipped_ = 0;
 };
+
+// Stacks samples that a source handed over one by one (batch.samples) into batch.input; a
+// DataError names both shapes when they differ.
+void stack_samples(Batch& batch);
 
 }  // namespace engine::data

@@ -6,6 +6,25 @@
 #include "engine/core/format.hpp"
 
 namespace engine::data {
+namespace {
+
+std::string join(const std::vector<double>& values) {
+  std::ostringstream out;
+  for (size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
+  return out.str();
+}
+
+}  // namespace
+
+void SampleTransform::apply(Batch& batch, std::vector<core::Rng>& random) const {
+  if (batch.samples.empty() && batch.input.defined()) {
+    batch.samples = batch.input.unbind(0);
+    batch.input = torch::Tensor();
+  }
+  for (size_t i = 0; i < batch.samples.size(); ++i) {
+    batch.samples[i] = apply_one(batch.samples[i], random.empty() ? nullptr : &random[i]);
+  }
+}
 
 Normalize::Normalize(std::vector<double> mean, std::vector<double> std)
     : mean_(std::move(mean)), std_(std::move(std)) {
@@ -17,33 +36,95 @@ Normalize::Normalize(std::vector<double> mean, std::vector<double> std)
   }
 }
 
-void Normalize::apply(Batch& batch) const {
-  auto& x = batch.input;
+void Normalize::normalize(torch::Tensor& x, int64_t channel_dim) const {
+  if (x.scalar_type() == torch::kUInt8) {
+    throw core::DataError(
+        "data.normalize: got uint8 pixels; put data.to_float() before it to scale them to [0, 1]");
+  }
   if (!x.is_floating_point()) x = x.to(torch::kFloat32);
   if (mean_.size() == 1) {
-    x.sub_(mean_[0]).div_(std_[0]);
+    x.sub_(mean_[0]).div_(std_[0]);  // gathered batches are fresh tensors, never views of a source
     return;
   }
   const int64_t channels = static_cast<int64_t>(mean_.size());
-  if (x.dim() < 2 || x.size(1) != channels) {
+  if (x.dim() <= channel_dim || x.size(channel_dim) != channels) {
     throw core::DataError("data.normalize: " + std::to_string(channels) +
-                          " per-channel values but batch input has shape " +
+                          " per-channel values but the input has shape " +
                           core::shape_string(x.sizes()));
   }
-  std::vector<int64_t> shape(x.dim(), 1);
-  shape[1] = channels;
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[static_cast<size_t>(channel_dim)] = channels;
   auto opts = torch::TensorOptions().dtype(x.scalar_type());
   x.sub_(torch::tensor(mean_, opts).view(shape)).div_(torch::tensor(std_, opts).view(shape));
 }
 
+void Normalize::apply(Batch& batch, std::vector<core::Rng>&) const {
+  if (!batch.samples.empty()) {
+    for (auto& s : batch.samples) normalize(s, 0);
+  } else if (batch.input.defined()) {
+    normalize(batch.input, 1);
+  }
+}
+
 std::string Normalize::describe() const {
-  std::ostringstream out;
-  out << "normalize(mean=";
-  for (size_t i = 0; i < mean_.size(); ++i) out << (i ? "," : "") << mean_[i];
-  out << ", std=";
-  for (size_t i = 0; i < std_.size(); ++i) out << (i ? "," : "") << std_[i];
-  out << ")";
-  return out.str();
+  return "normalize(mean=" + join(mean_) + ", std=" + join(std_) + ")";
+}
+
+void ToFloat::apply(Batch& batch, std::vector<core::Rng>&) const {
+  auto convert = [](torch::Tensor& x) {
+    if (x.scalar_type() == torch::kUInt8) {
+      x = x.to(torch::kFloat32).div_(255.0);
+    } else if (x.scalar_type() != torch::kFloat32) {
+      x = x.to(torch::kFloat32);
+    }
+  };
+  for (auto& s : batch.samples) convert(s);
+  if (batch.input.defined()) convert(batch.input);
+}
+
+OneHot::OneHot(int64_t classes) : classes_(classes) {
+  if (classes_ < 1) throw core::UsageError("data.one_hot: classes must be at least 1");
+}
+
+void OneHot::apply(Batch& batch, std::vector<core::Rng>&) const {
+  auto& t = batch.target;
+  if (!t.defined()) throw core::DataError("data.one_hot: the batch has no target");
+  if (t.scalar_type() != torch::kInt64) {
+    throw core::DataError("data.one_hot: targets must be class indices, got " +
+                          std::string(c10::toString(t.scalar_type())));
+  }
+  if (t.numel() > 0 && (t.min().item<int64_t>() < 0 || t.max().item<int64_t>() >= classes_)) {
+    throw core::DataError("data.one_hot: class " + std::to_string(t.max().item<int64_t>() + 1) +
+                          " is outside 1.." + std::to_string(classes_));
+  }
+  t = torch::one_hot(t, classes_).to(torch::kFloat32);
+}
+
+std::string OneHot::describe() const {
+  return "one_hot(" + std::to_string(classes_) + ")";
+}
+
+Compose::Compose(std::vector<std::shared_ptr<const Transform>> parts) : parts_(std::move(parts)) {
+  for (const auto& p : parts_) {
+    if (!p) throw core::UsageError("data.compose expects a list of transforms");
+  }
+}
+
+void Compose::apply(Batch& batch, std::vector<core::Rng>& random) const {
+  for (const auto& p : parts_) p->apply(batch, random);
+}
+
+bool Compose::random() const {
+  for (const auto& p : parts_) {
+    if (p->random()) return true;
+  }
+  return false;
+}
+
+std::string Compose::describe() const {
+  std::string out = "compose(";
+  for (size_t i = 0; i < parts_.size(); ++i) out += (i ? ", " : "") + parts_[i]->describe();
+  return out + ")";
 }
 
 }  // namespace engine::data

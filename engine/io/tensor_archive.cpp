@@ -106,6 +106,40 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
   h5::write_attribute(ds.get(), kDtype, dtype);
 }
 
+ReadType read_type_of(hid_t dataset, const std::string& name) {
+  Handle type(H5Dget_type(dataset), H5Tclose, "read the type of " + name);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  const size_t size = H5Tget_size(type.get());
+  ReadType out;
+  out.half = cls == H5T_FLOAT && size == 2;
+  if (cls == H5T_FLOAT) {
+    out.dtype = size <= 4 ? torch::kFloat32 : torch::kFloat64;
+    out.memory = size <= 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  } else if (cls == H5T_INTEGER) {
+    const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
+    if (!is_signed && size == 1) {
+      out.dtype = torch::kUInt8, out.memory = H5T_NATIVE_UINT8;
+    } else if (size == 1) {
+      out.dtype = torch::kInt8, out.memory = H5T_NATIVE_INT8;
+    } else if (size == 2 && is_signed) {
+      out.dtype = torch::kInt16, out.memory = H5T_NATIVE_INT16;
+    } else if (size <= 4 && is_signed) {
+      out.dtype = torch::kInt32, out.memory = H5T_NATIVE_INT32;
+    } else if (is_signed || size < 8) {
+      out.dtype = torch::kInt64, out.memory = H5T_NATIVE_INT64;  // uint16/uint32 widen losslessly
+    } else {
+      throw core::DataError(name + ": uint64 data has no libtorch dtype");
+    }
+  } else if (cls == H5T_ENUM && size == 1) {
+    out.owned = bool_type();
+    out.dtype = torch::kInt8, out.memory = out.owned.get(), out.boolean = true;
+  } else {
+    throw core::DataError(name + ": not a numeric dataset (HDF5 class " + std::to_string(cls) +
+                          ")");
+  }
+  return out;
+}
+
 torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   auto ds = open_dataset(parent, name);
   Handle space(H5Dget_space(ds.get()), H5Sclose, "read a dataspace");
@@ -114,47 +148,17 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   std::vector<int64_t> shape(dims.begin(), dims.end());
 
-  Handle type(H5Dget_type(ds.get()), H5Tclose, "read the type of " + name);
-  const H5T_class_t cls = H5Tget_class(type.get());
-  const size_t size = H5Tget_size(type.get());
-  torch::ScalarType read_as;
-  hid_t mem_type = -1;
-  Handle bools;
-  if (cls == H5T_FLOAT) {
-    read_as = size <= 4 ? torch::kFloat32 : torch::kFloat64;
-    mem_type = size <= 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-  } else if (cls == H5T_INTEGER) {
-    const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
-    if (!is_signed && size == 1) {
-      read_as = torch::kUInt8, mem_type = H5T_NATIVE_UINT8;
-    } else if (size == 1) {
-      read_as = torch::kInt8, mem_type = H5T_NATIVE_INT8;
-    } else if (size == 2 && is_signed) {
-      read_as = torch::kInt16, mem_type = H5T_NATIVE_INT16;
-    } else if (size <= 4 && is_signed) {
-      read_as = torch::kInt32, mem_type = H5T_NATIVE_INT32;
-    } else if (is_signed || size < 8) {
-      read_as = torch::kInt64, mem_type = H5T_NATIVE_INT64;  // uint16/uint32 widen losslessly
-    } else {
-      throw core::DataError(name + ": uint64 data has no libtorch dtype");
-    }
-  } else if (cls == H5T_ENUM && size == 1) {
-    bools = bool_type();
-    read_as = torch::kInt8, mem_type = bools.get();
-  } else {
-    throw core::DataError(name + ": not a numeric dataset (HDF5 class " + std::to_string(cls) +
-                          ")");
-  }
-  auto out = torch::empty(shape, torch::TensorOptions().dtype(read_as));
+  const ReadType t = read_type_of(ds.get(), name);
+  auto out = torch::empty(shape, torch::TensorOptions().dtype(t.dtype));
   if (out.numel() > 0) {
-    check(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
+    check(H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
           "read dataset " + name);
   }
-  if (cls == H5T_ENUM) out = out.to(torch::kBool);
+  if (t.boolean) out = out.to(torch::kBool);
   if (has_attribute(ds.get(), kDtype)) {
     const auto dtype = core::parse_dtype(h5::read_string_attribute(ds.get(), kDtype));
     if (dtype != out.scalar_type()) out = out.to(dtype);
-  } else if (cls == H5T_FLOAT && size == 2) {
+  } else if (t.half) {
     out = out.to(torch::kFloat16);
   }
   return out;

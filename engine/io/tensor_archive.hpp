@@ -19,6 +19,18 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
 // Throws DataError naming the dataset for a type libtorch cannot hold.
 torch::Tensor read_tensor(hid_t parent, const std::string& name);
 
+// How a numeric dataset is read into libtorch: the dtype, the HDF5 memory type to read with
+// (owned here when it is not a predefined one) and what to convert afterwards.
+struct ReadType {
+  torch::ScalarType dtype = torch::kFloat32;
+  hid_t memory = -1;
+  h5::Handle owned;
+  bool boolean = false;  // h5py's bool enum, read as int8
+  bool half = false;     // float16 in the file, read as float32
+};
+// Throws DataError naming the dataset for a type libtorch cannot hold.
+ReadType read_type_of(hid_t dataset, const std::string& name);
+
 void write_number(hid_t parent, const std::string& name, double value);
 void write_boolean(hid_t parent, const std::string& name, bool value);
 void write_string(hid_t parent, const std::string& name, const std::string& value);

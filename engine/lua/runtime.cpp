@@ -332,6 +332,45 @@ std::vector<double> Options::numbers(const char* key, std::vector<double> fallba
   return out;
 }
 
+std::optional<std::vector<std::string>> Options::strings(const char* key) const {
+  push(key);
+  const int index = lua_gettop(L_);
+  std::vector<std::string> out;
+  // lua_tostring converts a number in place: only ever on a copy pushed for the purpose
+  const auto take = [&](int i, const std::string& what) {
+    const int t = lua_type(L_, i);
+    if (t != LUA_TSTRING && t != LUA_TNUMBER) {
+      const std::string got = type_name(L_, i);
+      lua_settop(L_, index - 1);
+      throw ArgumentError(function_ + ": option '" + key + "'" + what + " must be a string, got " +
+                          got);
+    }
+    if (t == LUA_TNUMBER && lua_tonumber(L_, i) == static_cast<double>(lua_tointeger(L_, i))) {
+      out.push_back(std::to_string(lua_tointeger(L_, i)));
+    } else {
+      lua_pushvalue(L_, i);
+      out.push_back(lua_tostring(L_, -1));
+      lua_pop(L_, 1);
+    }
+  };
+  if (lua_isnil(L_, index)) {
+    lua_pop(L_, 1);
+    return std::nullopt;
+  }
+  if (lua_istable(L_, index)) {
+    const size_t n = lua_objlen(L_, index);
+    for (size_t i = 1; i <= n; ++i) {
+      lua_rawgeti(L_, index, static_cast<int>(i));
+      take(lua_gettop(L_), " element " + std::to_string(i));
+      lua_pop(L_, 1);
+    }
+  } else {
+    take(index, "");
+  }
+  lua_pop(L_, 1);
+  return out;
+}
+
 std::vector<double> number_list(lua_State* L, int index, const std::string& what) {
   index = absolute_index(L, index);
   if (lua_type(L, index) == LUA_TNUMBER) return {lua_tonumber(L, index)};

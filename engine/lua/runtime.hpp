@@ -11,6 +11,7 @@ extern "C" {
 
 #include <initializer_list>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -194,6 +195,10 @@ class Options {
   // A number or a list of numbers; a single number is repeated `count` times.
   std::vector<int64_t> integers(const char* key, std::vector<int64_t> fallback, size_t count) const;
   std::vector<double> numbers(const char* key, std::vector<double> fallback) const;
+  // A string or a list of strings (numbers are taken as their decimal text); nothing if absent.
+  std::optional<std::vector<std::string>> strings(const char* key) const;
+  // Pushes the field (nil when absent); the caller pops it.
+  void push_field(const char* key) const { push(key); }
 
  private:
   // Pushes the field (nil when absent or when there is no table).

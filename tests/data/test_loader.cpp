@@ -48,11 +48,16 @@ TEST_CASE("shuffling depends on seed and epoch only, not on the number of worker
   CHECK(sorted == epoch_targets(numbered(100).batch(7), 0, 0));
 }
 
-TEST_CASE("an epoch can start at any batch and continues in the same order") {
+TEST_CASE("an epoch can start at any sample and continues in the same order") {
   auto p = numbered(50).shuffle().batch(8).workers(2);
   const auto all = epoch_targets(p, 3, 2);
-  const auto rest = epoch_targets(p, 3, 2, 4);
-  CHECK(rest == std::vector<int64_t>(all.begin() + 32, all.end()));
+  CHECK(epoch_targets(p, 3, 2, 32) == std::vector<int64_t>(all.begin() + 32, all.end()));
+  CHECK(epoch_targets(p, 3, 2, 35) == std::vector<int64_t>(all.begin() + 35, all.end()));
+  CHECK(epoch_targets(p, 3, 2, 50).empty());
+  // mid-batch: the rest of that batch first, then the batches an uninterrupted epoch yields
+  data::EpochReader reader(p, 3, 2, 35);
+  CHECK(reader.next()->size() == 5);
+  CHECK(reader.next()->size() == 8);
 }
 
 TEST_CASE("a worker's error reaches the consumer") {
@@ -78,12 +83,13 @@ TEST_CASE("a reader stopped early joins its workers") {
 
 TEST_CASE("normalize uses one value or one per channel") {
   data::Batch b{torch::ones({2, 3, 2, 2}), torch::Tensor()};
-  data::Normalize({0.5}, {0.25}).apply(b);
+  std::vector<core::Rng> none;
+  data::Normalize({0.5}, {0.25}).apply(b, none);
   CHECK(b.input.max().item<float>() == doctest::Approx(2.0));
   data::Batch c{torch::ones({2, 3, 2, 2}), torch::Tensor()};
-  data::Normalize({0, 1, 2}, {1, 1, 1}).apply(c);
+  data::Normalize({0, 1, 2}, {1, 1, 1}).apply(c, none);
   CHECK(c.input[0][2][0][0].item<float>() == doctest::Approx(-1.0));
-  CHECK_THROWS_AS(data::Normalize({0, 1}, {1, 1}).apply(c), core::DataError);
+  CHECK_THROWS_AS(data::Normalize({0, 1}, {1, 1}).apply(c, none), core::DataError);
   CHECK_THROWS_AS(data::Normalize({0}, {0}), core::UsageError);
 }
 

@@ -1,0 +1,21 @@
+#include "engine/core/files.hpp"
+
+#include <fstream>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::core {
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw IoError(path + ": cannot open");
+  const auto size = static_cast<size_t>(in.tellg());
+  std::vector<uint8_t> bytes(size);
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+    throw IoError(path + ": cannot read");
+  }
+  return bytes;
+}
+
+}  // namespace engine::core

@@ -1,0 +1,12 @@
+#include "engine/data/bad_records.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace engine::data {
+
+void BadRecords::report(int64_t record, const std::string& message) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (reported_.insert(record).second) spdlog::warn("skipping a bad record: {}", message);
+}
+
+}  // namespace engine::data

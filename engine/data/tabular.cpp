@@ -1,0 +1,324 @@
+#include "engine/data/tabular.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::data {
+namespace {
+
+std::optional<double> parse_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+// A row problem: which row, what is wrong. Thrown as DataError, or skipped with skip_bad.
+struct BadRow {
+  std::string message;
+};
+
+class Table {
+ public:
+  explicit Table(const CsvOptions& o) : options_(o) {
+    auto rows = read_csv(o.path, o.delimiter);
+    if (rows.empty()) throw core::DataError(o.path + ": empty CSV file");
+    if (o.header) {
+      names_ = rows.front().fields;
+      rows.erase(rows.begin());
+    } else {
+      for (size_t i = 1; i <= rows.front().fields.size(); ++i) names_.push_back(std::to_string(i));
+    }
+    for (auto& row : rows) {
+      if (row.fields.size() != names_.size()) {
+        reject(row, std::to_string(row.fields.size()) + " fields, expected " +
+                        std::to_string(names_.size()) +
+                        (o.header ? " (as the header)" : " (as the first row)"));
+        continue;
+      }
+      rows_.push_back(std::move(row));
+    }
+    if (rows_.empty() && skipped_ == 0) throw core::DataError(o.path + ": no data rows");
+  }
+
+  size_t column(const std::string& name, const char* role) const {
+    const auto it = std::find(names_.begin(), names_.end(), name);
+    if (it == names_.end()) {
+      std::string known;
+      for (const auto& n : names_) known += (known.empty() ? "" : ", ") + n;
+      throw core::DataError(options_.path + ": no column '" + name + "' (" + role +
+                            "); the columns are: " + known);
+    }
+    return static_cast<size_t>(it - names_.begin());
+  }
+
+  bool missing(const std::string& field) const {
+    return std::find(options_.na.begin(), options_.na.end(), field) != options_.na.end();
+  }
+
+  // Throws, or counts and logs when skipping bad rows.
+  void reject(const CsvRow& row, const std::string& why) {
+    const std::string message = options_.path + ":" + std::to_string(row.line) + ": " + why;
+    if (!options_.skip_bad) throw core::DataError(message);
+    spdlog::warn("skipping a bad record: {}", message);
+    ++skipped_;
+  }
+
+  const std::vector<std::string>& names() const { return names_; }
+  std::vector<CsvRow>& rows() { return rows_; }
+  int64_t skipped() const { return skipped_; }
+  void count_skip() { ++skipped_; }
+
+ private:
+  const CsvOptions& options_;
+  std::vector<std::string> names_;
+  std::vector<CsvRow> rows_;
+  int64_t skipped_ = 0;
+};
+
+bool all_numbers(const std::vector<std::string>& values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](const std::string& v) { return parse_number(v).has_value(); });
+}
+
+// Sorted distinct values; in numeric order when they are all numbers ("2" before "10").
+std::vector<std::string> vocabulary(std::set<std::string> distinct) {
+  std::vector<std::string> out(distinct.begin(), distinct.end());
+  if (all_numbers(out)) {
+    std::stable_sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+      return *parse_number(a) < *parse_number(b);
+    });
+  }
+  return out;
+}
+
+// Column roles for a training split: the declared ones, or every non-target column, numeric
+// when all its present values are numbers.
+void choose_columns(const CsvOptions& o, Table& table, TabularStats& stats) {
+  std::vector<std::string> numeric, categorical;
+  if (o.numeric || o.categorical) {
+    numeric = o.numeric.value_or(std::vector<std::string>{});
+    categorical = o.categorical.value_or(std::vector<std::string>{});
+  } else {
+    for (size_t c = 0; c < table.names().size(); ++c) {
+      if (table.names()[c] == o.target) continue;
+      bool numbers = true;
+      for (const auto& row : table.rows()) {
+        const auto& f = row.fields[c];
+        if (!table.missing(f) && !parse_number(f)) {
+          numbers = false;
+          break;
+        }
+      }
+      (numbers ? numeric : categorical).push_back(table.names()[c]);
+    }
+  }
+  for (const auto& n : numeric) stats.numeric.push_back({n, 0, 1});
+  for (const auto& n : categorical) stats.categorical.push_back({n, {}});
+  stats.target = o.target;
+  stats.class_target = o.class_target;
+}
+
+}  // namespace
+
+CsvSource::CsvSource(const CsvOptions& o) : path_(o.path) {
+  Table table(o);
+  auto stats = std::make_shared<TabularStats>();
+  const bool training = !o.stats;
+  if (training) {
+    choose_columns(o, table, *stats);
+  } else {
+    *stats = *o.stats;
+  }
+  std::vector<size_t> num_cols, cat_cols;
+  for (const auto& n : stats->numeric) num_cols.push_back(table.column(n.name, "numeric"));
+  for (const auto& c : stats->categorical) {
+    cat_cols.push_back(table.column(c.name, "categorical"));
+  }
+  const bool has_target = !stats->target.empty();
+  const size_t target_col = has_target ? table.column(stats->target, "target") : 0;
+
+  // First pass: check every row, parse numbers, collect what the training split learns.
+  struct Parsed {
+    std::vector<double> numeric;                  // NaN where missing
+    std::vector<const std::string*> categorical;  // null where missing
+    const std::string* target = nullptr;
+    double target_value = 0;
+  };
+  std::vector<Parsed> parsed;
+  parsed.reserve(table.rows().size());
+  for (const auto& row : table.rows()) {
+    Parsed p;
+    bool bad = false, incomplete = false;
+    std::string why;
+    for (size_t j = 0; j < num_cols.size() && !bad; ++j) {
+      const auto& f = row.fields[num_cols[j]];
+      if (table.missing(f)) {
+        if (!incomplete) why = "column '" + stats->numeric[j].name + "' is missing";
+        incomplete = true;
+        p.numeric.push_back(std::nan(""));
+      } else if (auto v = parse_number(f)) {
+        p.numeric.push_back(*v);
+      } else {
+        bad = true;
+        why = "column '" + stats->numeric[j].name + "': '" + f + "' is not a number";
+      }
+    }
+    for (size_t j = 0; j < cat_cols.size() && !bad; ++j) {
+      const auto& f = row.fields[cat_cols[j]];
+      if (table.missing(f)) {
+        if (!incomplete) why = "column '" + stats->categorical[j].name + "' is missing";
+        incomplete = true;
+      }
+      p.categorical.push_back(table.missing(f) ? nullptr : &f);
+    }
+    if (has_target && !bad) {
+      const auto& f = row.fields[target_col];
+      if (table.missing(f)) {
+        // a missing target cannot be filled in
+        if (o.missing == MissingValues::kSkip) {
+          table.count_skip();
+          continue;
+        }
+        bad = true;
+        why = "the target '" + stats->target + "' is missing";
+      } else if (!stats->class_target) {
+        auto v = parse_number(f);
+        if (!v) {
+          bad = true;
+          why = "the target '" + stats->target + "': '" + f + "' is not a number";
+        } else {
+          p.target_value = *v;
+        }
+      }
+      p.target = &f;
+    }
+    if (bad) {
+      table.reject(row, why);
+      continue;
+    }
+    if (incomplete) {
+      if (o.missing == MissingValues::kError) {
+        throw core::DataError(o.path + ":" + std::to_string(row.line) + ": " + why +
+                              " (data.csv's option missing = 'fill' or 'skip' handles this)");
+      }
+      if (o.missing == MissingValues::kSkip) {
+        table.count_skip();
+        continue;
+      }
+    }
+    parsed.push_back(std::move(p));
+  }
+  skipped_rows_ = table.skipped();
+  const auto n = static_cast<int64_t>(parsed.size());
+  if (n == 0) throw core::DataError(o.path + ": no usable rows (all were bad or incomplete)");
+
+  if (training) {
+    for (size_t j = 0; j < num_cols.size(); ++j) {
+      double sum = 0, sq = 0;
+      int64_t count = 0;
+      for (const auto& p : parsed) {
+        if (std::isnan(p.numeric[j])) continue;
+        sum += p.numeric[j];
+        ++count;
+      }
+      const double mean = count ? sum / static_cast<double>(count) : 0;
+      for (const auto& p : parsed) {
+        if (!std::isnan(p.numeric[j])) sq += (p.numeric[j] - mean) * (p.numeric[j] - mean);
+      }
+      // population standard deviation, as scikit-learn's StandardScaler; a constant column
+      // keeps a scale of 1
+      const double sd = count ? std::sqrt(sq / static_cast<double>(count)) : 0;
+      stats->numeric[j].mean = mean;
+      stats->numeric[j].std = sd > 0 ? sd : 1;
+    }
+    for (size_t j = 0; j < cat_cols.size(); ++j) {
+      std::set<std::string> distinct;
+      for (const auto& p : parsed) {
+        if (p.categorical[j]) distinct.insert(*p.categorical[j]);
+      }
+      stats->categorical[j].values = vocabulary(std::move(distinct));
+    }
+    if (has_target && stats->class_target) {
+      std::set<std::string> distinct;
+      for (const auto& p : parsed) distinct.insert(*p.target);
+      stats->classes = vocabulary(std::move(distinct));
+    }
+  }
+
+  // Second pass: the tensors.
+  input_ = torch::empty({n, static_cast<int64_t>(num_cols.size())}, torch::kFloat32);
+  categorical_ = torch::empty({n, static_cast<int64_t>(cat_cols.size())}, torch::kInt64);
+  auto in = input_.accessor<float, 2>();
+  auto cat = categorical_.accessor<int64_t, 2>();
+  std::vector<std::map<std::string, int64_t>> index(cat_cols.size());
+  for (size_t j = 0; j < cat_cols.size(); ++j) {
+    const auto& values = stats->categorical[j].values;
+    for (size_t k = 0; k < values.size(); ++k) index[j][values[k]] = static_cast<int64_t>(k);
+  }
+  std::map<std::string, int64_t> class_index;
+  for (size_t k = 0; k < stats->classes.size(); ++k) {
+    class_index[stats->classes[k]] = static_cast<int64_t>(k);
+  }
+  if (has_target) {
+    target_ =
+        stats->class_target ? torch::empty({n}, torch::kInt64) : torch::empty({n}, torch::kFloat32);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& p = parsed[static_cast<size_t>(i)];
+    for (size_t j = 0; j < num_cols.size(); ++j) {
+      const auto& s = stats->numeric[j];
+      // a missing value (kFill) becomes the training mean: 0 once standardised
+      in[i][static_cast<int64_t>(j)] =
+          std::isnan(p.numeric[j]) ? 0.0f : static_cast<float>((p.numeric[j] - s.mean) / s.std);
+    }
+    for (size_t j = 0; j < cat_cols.size(); ++j) {
+      const auto oov = static_cast<int64_t>(stats->categorical[j].values.size());
+      int64_t k = oov;
+      if (p.categorical[j]) {
+        const auto it = index[j].find(*p.categorical[j]);
+        if (it != index[j].end()) k = it->second;
+      }
+      cat[i][static_cast<int64_t>(j)] = k;
+    }
+    if (!has_target) continue;
+    if (!stats->class_target) {
+      target_[i] = p.target_value;
+      continue;
+    }
+    const auto it = class_index.find(*p.target);
+    if (it == class_index.end()) {
+      throw core::DataError(o.path + ": class '" + *p.target + "' of the target '" + stats->target +
+                            "' is not among the training split's " +
+                            std::to_string(stats->classes.size()) + " classes");
+    }
+    target_[i] = it->second;
+  }
+  stats_ = std::move(stats);
+}
+
+Batch CsvSource::gather(const torch::Tensor& indices) const {
+  Batch batch;
+  batch.input = input_.index_select(0, indices);
+  batch.categorical = categorical_.index_select(0, indices);
+  if (target_.defined()) batch.target = target_.index_select(0, indices);
+  return batch;
+}
+
+std::string CsvSource::describe() const {
+  return "csv(" + path_ + ", " + std::to_string(size()) + " rows, " +
+         std::to_string(stats_->numeric.size()) + " numeric, " +
+         std::to_string(stats_->categorical.size()) + " categorical)";
+}
+
+}  // namespace engine::data

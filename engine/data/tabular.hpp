@@ -1,0 +1,69 @@
+// data.csv: tabular data as in the classic census / taxi trainers. Numeric columns are
+// standardised with the training split's mean and standard deviation; categorical columns map
+// through the training split's vocabulary, with one out-of-vocabulary index for values never
+// seen there; the target is a class (through the training split's class list) or a number.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/data/csv_reader.hpp"
+#include "engine/data/source.hpp"
+
+namespace engine::data {
+
+// Everything learnt from the training split, so that validation and prediction use the same.
+struct TabularStats {
+  struct Numeric {
+    std::string name;
+    double mean = 0, std = 1;
+  };
+  struct Categorical {
+    std::string name;
+    std::vector<std::string> values;  // sorted; value i has index i, anything else values.size()
+  };
+  std::vector<Numeric> numeric;
+  std::vector<Categorical> categorical;
+  std::string target;                // empty: no target column
+  bool class_target = true;          // false: the target is a float
+  std::vector<std::string> classes;  // class_target: class i's label
+};
+
+enum class MissingValues { kError, kFill, kSkip };
+
+struct CsvOptions {
+  std::string path;
+  std::string target;  // column name ("1", "2"... without a header); empty: none
+  std::optional<std::vector<std::string>> numeric, categorical;  // unset: inferred
+  bool header = true;
+  char delimiter = ',';
+  bool class_target = true;
+  // kFill: numeric -> the training mean, categorical -> out of vocabulary; kSkip: drop the row
+  MissingValues missing = MissingValues::kError;
+  std::vector<std::string> na = {"", "NA", "N/A", "NaN", "nan", "null", "NULL", "?"};
+  bool skip_bad = false;                      // log and drop malformed rows instead of stopping
+  std::shared_ptr<const TabularStats> stats;  // the training split's; computed here when null
+};
+
+class CsvSource : public Source {
+ public:
+  explicit CsvSource(const CsvOptions& options);
+  int64_t size() const override { return input_.size(0); }
+  Batch gather(const torch::Tensor& indices) const override;
+  std::string describe() const override;
+
+  const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
+  int64_t skipped_rows() const { return skipped_rows_; }  // bad or incomplete rows left out
+
+ private:
+  std::string path_;
+  std::shared_ptr<const TabularStats> stats_;
+  torch::Tensor input_;        // N x numeric, standardised float32
+  torch::Tensor categorical_;  // N x categorical, int64 indices
+  torch::Tensor target_;
+  int64_t skipped_rows_ = 0;
+};
+
+}  // namespace engine::data
