@@ -68,6 +68,9 @@ void ConsoleObserver::on_epoch_end(const train::EpochSummary& s) {
   std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%",
                 s.samples_per_second, s.lr, 100.0 * s.loader_wait_fraction);
   line += buf;
+  if (s.skipped_records > 0) {
+    line += " | " + std::to_string(s.skipped_records) + " bad records skipped";
+  }
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
 }

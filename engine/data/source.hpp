@@ -18,6 +18,8 @@ class Source {
   virtual Batch gather(const torch::Tensor& indices) const = 0;
   // One line for logs and error messages, e.g. "mnist(train, 60000 samples)".
   virtual std::string describe() const = 0;
+  // Bad records left out while the source was loaded (skip_bad, missing = 'skip').
+  virtual int64_t skipped_at_load() const { return 0; }
 };
 
 // Samples held in memory as two tensors whose first dimension is the sample index.

@@ -56,6 +56,7 @@ class CsvSource : public Source {
 
   const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
   int64_t skipped_rows() const { return skipped_rows_; }  // bad or incomplete rows left out
+  int64_t skipped_at_load() const override { return skipped_rows_; }
 
  private:
   std::string path_;

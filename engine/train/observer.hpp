@@ -32,6 +32,7 @@ struct EpochSummary {
   double seconds = 0;
   double samples_per_second = 0;
   double loader_wait_fraction = 0;  // time the step waited for data / epoch time
+  int64_t skipped_records = 0;      // bad records the training data left out (skip_bad)
   double lr = 0;
   std::map<std::string, double> train;
   std::map<std::string, double> validation;

@@ -57,7 +57,10 @@ std::map<std::string, double> Trainer::validate() {
     acc.add((*spec_.loss)(output, target).item<double>(), output, target);
   }
   spec_.model.module->train();
-  return acc.averages();
+  out = acc.averages();
+  const int64_t skipped = reader.skipped() + spec_.validation_data->source().skipped_at_load();
+  if (skipped > 0) out["skipped_records"] = static_cast<double>(skipped);  // skip_bad at work
+  return out;
 }
 
 void Trainer::run_validation(int64_t step, double epoch) {
@@ -143,6 +146,15 @@ TrainResult Trainer::run() {
     summary.samples_per_second = summary.seconds > 0 ? samples / summary.seconds : 0;
     summary.loader_wait_fraction =
         summary.seconds > 0 ? reader.wait_seconds() / summary.seconds : 0;
+    summary.skipped_records = reader.skipped() + train_data.source().skipped_at_load();
+    // per-epoch data figures: /metrics/data/... in the run file
+    emit(MetricRow{"data",
+                   step,
+                   epoch_end,
+                   clock.seconds(),
+                   {{"skipped_records", static_cast<double>(summary.skipped_records)},
+                    {"loader_wait_fraction", summary.loader_wait_fraction},
+                    {"samples_per_second", summary.samples_per_second}}});
     summary.train = epoch_metrics.averages();
     summary.validation = last_validation_;
     for (auto* o : observers_) o->on_epoch_end(summary);

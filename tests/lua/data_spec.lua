@@ -3,6 +3,8 @@ package.path = arg[0]:match('(.*/)') .. '?.lua;' .. package.path
 local spec = require 'spec'
 local torch, data = require 'torch', require 'data'
 local describe, it, equal, same, fails = spec.describe, spec.it, spec.equal, spec.same_list, spec.fails
+local near = spec.near
+local unpack = table.unpack or unpack
 
 local dir = os.getenv('ENGINE_TEST_TMP') or '/tmp'
 dir = dir .. '/data_spec'
@@ -181,6 +183,200 @@ describe('take and shard', function()
     equal(#ds:shard(0, 3):batch(2), 2)
     fails(function() ds:shard(3, 3) end, ':shard(rank, world) needs 0 <= rank < world, got rank 3 of 3')
     fails(function() ds:shard(0, 2):shard(1, 2) end, ':shard applied twice')
+  end)
+end)
+
+describe('Fashion-MNIST from Debian\'s dataset-fashion-mnist, end to end', function()
+  local root = data.find('fashion-mnist')
+  local function scan(split)
+    local count, histogram, first = 0, {}, nil
+    for batch in data.mnist{root = root, split = split}:batch(10000):iter() do
+      if not first then first = {image = batch.input[1], labels = batch.target:narrow(1, 1, 5):totable()} end
+      count = count + batch.target:size(1)
+      for _, c in ipairs(batch.target:totable()) do histogram[c] = (histogram[c] or 0) + 1 end
+    end
+    return count, histogram, first
+  end
+
+  it('has 60000 training images, 6000 per class, and the known first image', function()
+    local count, histogram, first = scan('train')
+    equal(count, 60000)
+    for c = 1, 10 do equal(histogram[c], 6000, 'class ' .. c) end
+    same(first.labels, {10, 1, 1, 4, 1})
+    local pixels = first.image:mul(255):round():view(-1)
+    -- checksums of the raw bytes computed with numpy from the same files
+    equal(pixels:sum():item(), 76247)
+    equal(pixels:double():dot(torch.arange(1, 785):double()):item(), 35954273)
+  end)
+
+  it('has 10000 test images, 1000 per class', function()
+    local count, histogram, first = scan('test')
+    equal(count, 10000)
+    for c = 1, 10 do equal(histogram[c], 1000, 'class ' .. c) end
+    same(first.labels, {10, 3, 2, 2, 7})
+    equal(first.image:mul(255):round():sum():item(), 33456)
+  end)
+end)
+
+describe('CIFAR binary batches', function()
+  it('reads records written here and refuses a truncated file', function()
+    local folder = dir .. '/cifar-10-batches-bin'
+    os.execute('mkdir -p "' .. folder .. '"')
+    local function records(labels)
+      local out = {}
+      for _, label in ipairs(labels) do out[#out + 1] = string.char(label) .. string.rep(string.char(label * 20), 3072) end
+      return table.concat(out)
+    end
+    for b = 1, 5 do write(folder .. '/data_batch_' .. b .. '.bin', records({b, 0})) end
+    write(folder .. '/test_batch.bin', records({9}))
+    local train = data.cifar10{root = dir}
+    equal(#train, 10)
+    local batch = train:batch(10):iter()()
+    same(batch.input:size(), {10, 3, 32, 32})
+    same(batch.target:totable(), {2, 1, 3, 1, 4, 1, 5, 1, 6, 1})
+    near(batch.input[1]:max():item(), 20 / 255, 1e-6)
+    equal(#data.cifar10{root = folder, split = 'test'}, 1)
+    write(folder .. '/test_batch.bin', records({9}):sub(1, 3000))
+    fails(function() data.cifar10{root = dir, split = 'test'} end, folder .. '/test_batch.bin: 3000 bytes')
+    fails(function() data.cifar100{root = dir} end, 'train.bin not found')
+  end)
+end)
+
+describe('image transforms', function()
+  local images = torch.rand(6, 3, 20, 16)
+  local base = data.tensors{input = images, target = torch.arange(1, 7)}
+
+  it('resize, crops and flips give torchvision\'s shapes', function()
+    local function first(ds) return ds:batch(6):iter()().input end
+    same(first(base:map(data.resize(10))):size(), {6, 3, 12, 10})
+    same(first(base:map(data.resize{8, 9})):size(), {6, 3, 8, 9})
+    same(first(base:map(data.center_crop(8))):size(), {6, 3, 8, 8})
+    same(first(base:map(data.random_crop(16, {padding = 2}))):size(), {6, 3, 16, 16})
+    same(first(base:map(data.random_resized_crop{7, 5})):size(), {6, 3, 7, 5})
+    local flipped = first(base:map(data.random_flip{p = 1}))
+    equal(flipped[2][3][4][1]:item(), images[2][3][4][16]:item())
+    equal(flipped[2][3][4][16]:item(), images[2][3][4][1]:item())
+    equal(torch.equal(first(base:map(data.random_flip{p = 0})), images), true)
+  end)
+
+  it('random draws depend on seed, epoch and sample only', function()
+    local augment = data.compose{data.random_resized_crop(8, {scale = {0.3, 1}}), data.random_flip()}
+    local ds = base:map(augment):shuffle()
+    local a = ds:batch(6):workers(1):iter{seed = 4}().input
+    local b = torch.cat({ds:batch(2):workers(3):iter{seed = 4}().input}, 1)
+    local again = {}
+    for batch in ds:batch(2):workers(3):iter{seed = 4} do again[#again + 1] = batch.input end
+    equal(torch.equal(a, torch.cat(again, 1)), true)
+    equal(torch.equal(a, ds:batch(6):iter{seed = 4, epoch = 2}().input), false)
+    equal(tostring(ds):find('compose(random_resized_crop(8x8), random_flip(p=0.5))', 1, true) ~= nil, true)
+  end)
+
+  it('to_float, one_hot and bad arguments', function()
+    local t = data.tensors{input = torch.rand(2, 2), target = torch.tensor({1, 3}):long()}
+    local batch = t:map(data.one_hot(3)):batch(2):iter()()
+    same(batch.target:view(-1):totable(), {1, 0, 0, 0, 0, 1})
+    same(batch.target:size(), {2, 3})
+    fails(function() data.compose{data.to_float(), 3} end, 'data.compose: element 2 is not a transform')
+    fails(function() data.center_crop{1, 2, 3} end, 'data.center_crop: size needs 1 or 2 values, got 3')
+    fails(function() data.random_resized_crop(8, {scale = {0.9, 0.1}}) end, 'scale must be {min, max}')
+    fails(function() t:map(data.random_crop(5)):batch(2):iter()() end, 'data.random_crop: expects images')
+  end)
+end)
+
+describe('data.csv', function()
+  local train_path, test_path = dir .. '/train.csv', dir .. '/test.csv'
+  write(train_path, 'age,city,income\n20,paris,low\n30,rome,high\n40,paris,low\n50,oslo,high\n')
+  write(test_path, 'age,city,income\n35,lima,high\n,rome,low\n')
+
+  it('standardises numbers and maps categories through the training split', function()
+    local train = data.csv{path = train_path, target = 'income'}
+    same(train:classes(), {'high', 'low'})
+    local stats = train:stats()
+    equal(stats.numeric[1].name, 'age')
+    near(stats.numeric[1].mean, 35, 1e-12)
+    same(stats.categorical[1].values, {'oslo', 'paris', 'rome'})
+    equal(stats.categorical[1].cardinality, 4)
+    local batch = train:batch(4):iter()()
+    same(batch.input:size(), {4, 1})
+    same(batch.categorical:view(-1):totable(), {2, 3, 2, 1})  -- 1-based, as nn.Embedding takes them
+    same(batch.target:totable(), {2, 1, 2, 1})
+
+    local test = data.csv{path = test_path, target = 'income', stats = train, missing = 'fill'}
+    local t = test:batch(2):iter()()
+    same(t.categorical:view(-1):totable(), {4, 3})  -- lima is out of vocabulary: index 4
+    near(t.input[2][1]:item(), 0, 1e-6)             -- a missing number becomes the training mean
+    same(t.target:totable(), {1, 2})
+  end)
+
+  it('statistics survive torch.save and torch.load as a plain table', function()
+    local train = data.csv{path = train_path, target = 'income'}
+    local path = dir .. '/stats.h5'
+    torch.save(path, train:stats())
+    local test = data.csv{path = test_path, target = 'income', stats = torch.load(path), missing = 'skip'}
+    equal(#test, 1)
+    local a = data.csv{path = test_path, target = 'income', stats = train, missing = 'skip'}:batch(1):iter()()
+    local b = test:batch(1):iter()()
+    equal(torch.equal(a.input, b.input), true)
+    equal(torch.equal(a.categorical, b.categorical), true)
+  end)
+
+  it('names the file, line and column of bad input', function()
+    fails(function() data.csv{path = test_path, target = 'income'} end, test_path .. ':3: column \'age\' is missing',
+      "missing = 'fill' or 'skip'")
+    local bad = dir .. '/bad.csv'
+    write(bad, 'a,b\n1,x\n2\n')
+    fails(function() data.csv{path = bad, target = 'b'} end, bad .. ':3: 1 fields, expected 2')
+    equal(#data.csv{path = bad, target = 'b', skip_bad = true}, 1)
+    fails(function() data.csv{path = bad, target = 'c', skip_bad = true} end, "no column 'c' (target)")
+    fails(function() data.csv{path = bad, target = 'b', missing = 'maybe'} end, "missing must be 'error', 'fill' or 'skip'")
+    fails(function() data.csv{path = bad, target = 'b', stats = {}} end, "option 'stats': field 'target' must be a string")
+    fails(function() data.tensors{input = torch.zeros(1)}:stats() end, 'only data.csv pipelines')
+  end)
+end)
+
+describe('data.hdf5', function()
+  it('reads rows of datasets written by torch.save, class targets 0-based in the file', function()
+    local path = dir .. '/rows.h5'
+    torch.save(path, {x = torch.arange(0, 40):float():view(10, 4), y = torch.arange(0, 10):remainder(3)})
+    local ds = data.hdf5{path = path, input = '/x', target = '/y'}
+    equal(#ds, 10)
+    local batch = ds:shuffle():batch(10):iter{seed = 2}()
+    local seen = {}
+    for i = 1, 10 do
+      local row = batch.input[i][1]:item() / 4
+      seen[row] = true
+      equal(batch.target[i]:item(), row % 3 + 1)
+    end
+    for row = 0, 9 do equal(seen[row], true) end
+    fails(function() data.hdf5{path = path, input = '/nothing'} end, path .. ": no dataset '/nothing'")
+    fails(function() data.hdf5{path = dir .. '/none.h5'} end, 'does not exist')
+  end)
+end)
+
+describe('resuming an epoch at any sample', function()
+  it('iter{skip = k} continues exactly where an uninterrupted epoch would be', function()
+    local ds = data.tensors{input = torch.arange(1, 21):float():view(20, 1)}:shuffle():batch(6)
+    local all = {}
+    for batch in ds:iter{seed = 9, epoch = 3} do
+      for _, v in ipairs(batch.input:view(-1):totable()) do all[#all + 1] = v end
+    end
+    local rest, sizes = {}, {}
+    for batch in ds:iter{seed = 9, epoch = 3, skip = 8} do
+      sizes[#sizes + 1] = batch.input:size(1)
+      for _, v in ipairs(batch.input:view(-1):totable()) do rest[#rest + 1] = v end
+    end
+    same(rest, {unpack(all, 9)})
+    same(sizes, {4, 6, 2})
+    fails(function() ds:iter{skip = -1} end, 'skip must be >= 0')
+  end)
+end)
+
+describe('image folders', function()
+  it('refuse a missing or empty root with its path', function()
+    fails(function() data.image_folder{root = dir .. '/no-such'} end, dir .. '/no-such is not a folder')
+    os.execute('mkdir -p "' .. dir .. '/empty-root"')
+    fails(function() data.image_folder{root = dir .. '/empty-root'} end, 'has no class folders')
+    fails(function() data.image_folder{root = dir, mode = 'cmyk'} end, "mode must be 'rgb' or 'gray'")
   end)
 end)
 
