@@ -33,6 +33,9 @@ int configure_threads(int requested) {
 }
 
 void use_single_intraop_thread_here() {
+  // libtorch sets this thread's OpenMP count to the global one at its first parallel op; run
+  // that initialisation now so that it cannot undo the setting below later
+  at::internal::lazy_init_num_threads();
   if (omp_set_num_threads) omp_set_num_threads(1);
 }
 

@@ -72,6 +72,7 @@ torch::Tensor decode_jpeg(const std::vector<uint8_t>& bytes, ColorMode mode,
                     mode == ColorMode::kRgb ? TJPF_RGB : TJPF_GRAY, TJFLAG_STOPONWARNING) != 0) {
     fail_decoding(what + ": corrupt or truncated JPEG (" + tjGetErrorStr2(h) + ")");
   }
+  // a view: resizing reads it in place, and batching makes it contiguous
   return image.permute({2, 0, 1});
 }
 

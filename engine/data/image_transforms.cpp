@@ -1,13 +1,15 @@
 #include "engine/data/image_transforms.hpp"
 
-#include <ATen/ops/_upsample_bilinear2d_aa.h>
+#include <ATen/Dispatch.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <sstream>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/data/image_resample.hpp"
 
 namespace engine::data {
 namespace {
@@ -50,18 +52,35 @@ torch::Tensor crop(const torch::Tensor& x, int64_t top, int64_t left, int64_t he
 
 torch::Tensor resize_image(const torch::Tensor& image, int64_t height, int64_t width) {
   if (image.size(-2) == height && image.size(-1) == width) return image;
-  const auto shape = image.sizes().vec();
-  auto batch = image.reshape({-1, 1, shape[shape.size() - 2], shape.back()});
-  batch = batch.view({1, -1, batch.size(2), batch.size(3)});
-  const bool bytes = image.scalar_type() == torch::kUInt8;
-  const std::array<int64_t, 2> size{height, width};
-  auto out = at::_upsample_bilinear2d_aa(bytes ? batch.to(torch::kFloat32) : batch,
-                                         c10::IntArrayRef(size), false);
-  if (bytes) out = out.round_().clamp_(0, 255).to(torch::kUInt8);
-  auto out_shape = shape;
-  out_shape[shape.size() - 2] = height;
-  out_shape.back() = width;
-  return out.view(out_shape);
+  if (image.scalar_type() == torch::kUInt8 || image.is_floating_point()) {
+    return resample_bilinear(image, height, width);
+  }
+  throw core::DataError("data.resize: expects uint8 or floating-point images, got " +
+                        std::string(c10::toString(image.scalar_type())));
+}
+
+torch::Tensor flip_image(const torch::Tensor& image, bool vertical) {
+  // libtorch 1.13's flip walks with negative strides and is ten times slower than this
+  const auto x = image.contiguous();
+  auto out = torch::empty_like(x);
+  const int64_t width = x.size(-1), height = x.size(-2);
+  const int64_t planes = x.numel() / std::max<int64_t>(1, width * height);
+  AT_DISPATCH_ALL_TYPES_AND3(
+      at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(), "flip_image", [&] {
+        const scalar_t* src = x.data_ptr<scalar_t>();
+        scalar_t* dst = out.data_ptr<scalar_t>();
+        for (int64_t p = 0; p < planes; ++p) {
+          for (int64_t r = 0; r < height; ++r) {
+            const scalar_t* row = src + (p * height + r) * width;
+            if (vertical) {
+              std::copy(row, row + width, dst + (p * height + (height - 1 - r)) * width);
+            } else {
+              std::reverse_copy(row, row + width, dst + (p * height + r) * width);
+            }
+          }
+        }
+      });
+  return out;
 }
 
 Resize::Resize(Size2 size) : size_(size) {
@@ -72,7 +91,7 @@ Resize::Resize(int64_t smaller_edge) : smaller_edge_(smaller_edge) {
   if (smaller_edge_ < 1) throw core::UsageError("data.resize: size must be positive");
 }
 
-torch::Tensor Resize::apply_one(const torch::Tensor& x, core::Rng*) const {
+torch::Tensor Resize::apply_sample(const torch::Tensor& x, core::Rng*) const {
   check_image(x, "data.resize");
   if (smaller_edge_ == 0) return resize_image(x, size_.height, size_.width);
   const int64_t h = x.size(-2), w = x.size(-1);
@@ -89,7 +108,7 @@ CenterCrop::CenterCrop(Size2 size) : size_(size) {
   check_size(size_, "data.center_crop");
 }
 
-torch::Tensor CenterCrop::apply_one(const torch::Tensor& x, core::Rng*) const {
+torch::Tensor CenterCrop::apply_sample(const torch::Tensor& x, core::Rng*) const {
   check_image(x, "data.center_crop");
   const int64_t h = x.size(-2), w = x.size(-1);
   // torchvision: int(round((image - crop) / 2)), Python's round being half to even like nearbyint
@@ -108,7 +127,7 @@ RandomCrop::RandomCrop(Size2 size, int64_t padding) : size_(size), padding_(padd
   if (padding_ < 0) throw core::UsageError("data.random_crop: padding must be >= 0");
 }
 
-torch::Tensor RandomCrop::apply_one(const torch::Tensor& x, core::Rng* random) const {
+torch::Tensor RandomCrop::apply_sample(const torch::Tensor& x, core::Rng* random) const {
   check_image(x, "data.random_crop");
   const int64_t h = x.size(-2) + 2 * padding_, w = x.size(-1) + 2 * padding_;
   if (h < size_.height || w < size_.width) {
@@ -146,7 +165,7 @@ RandomResizedCrop::RandomResizedCrop(Size2 size, double scale_min, double scale_
   }
 }
 
-torch::Tensor RandomResizedCrop::apply_one(const torch::Tensor& x, core::Rng* random) const {
+torch::Tensor RandomResizedCrop::apply_sample(const torch::Tensor& x, core::Rng* random) const {
   check_image(x, "data.random_resized_crop");
   const int64_t height = x.size(-2), width = x.size(-1);
   const double area = static_cast<double>(height * width);
@@ -184,10 +203,10 @@ RandomFlip::RandomFlip(double probability, bool vertical)
   }
 }
 
-torch::Tensor RandomFlip::apply_one(const torch::Tensor& x, core::Rng* random) const {
+torch::Tensor RandomFlip::apply_sample(const torch::Tensor& x, core::Rng* random) const {
   check_image(x, "data.random_flip");
   if (random->uniform() >= probability_) return x;
-  return x.flip({vertical_ ? -2 : -1});
+  return flip_image(x, vertical_);
 }
 
 std::string RandomFlip::describe() const {

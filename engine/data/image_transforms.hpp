@@ -18,6 +18,9 @@ struct Size2 {
 // Bilinear, antialiased resize of the last two dimensions to height x width.
 torch::Tensor resize_image(const torch::Tensor& image, int64_t height, int64_t width);
 
+// The image mirrored left-right, or top-bottom when vertical (last two dimensions).
+torch::Tensor flip_image(const torch::Tensor& image, bool vertical);
+
 // Resize: to exactly `size`, or with `smaller_edge` set, the smaller edge to that many pixels
 // keeping the aspect ratio (torchvision's Resize(int)).
 class Resize : public SampleTransform {
@@ -25,9 +28,7 @@ class Resize : public SampleTransform {
   explicit Resize(Size2 size);
   explicit Resize(int64_t smaller_edge);
   std::string describe() const override;
-
- protected:
-  torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   Size2 size_;
@@ -39,9 +40,7 @@ class CenterCrop : public SampleTransform {
  public:
   explicit CenterCrop(Size2 size);
   std::string describe() const override;
-
- protected:
-  torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   Size2 size_;
@@ -53,9 +52,7 @@ class RandomCrop : public SampleTransform {
   RandomCrop(Size2 size, int64_t padding);
   bool random() const override { return true; }
   std::string describe() const override;
-
- protected:
-  torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   Size2 size_;
@@ -70,9 +67,7 @@ class RandomResizedCrop : public SampleTransform {
                     double ratio_max);
   bool random() const override { return true; }
   std::string describe() const override;
-
- protected:
-  torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   Size2 size_;
@@ -85,9 +80,7 @@ class RandomFlip : public SampleTransform {
   RandomFlip(double probability, bool vertical);
   bool random() const override { return true; }
   std::string describe() const override;
-
- protected:
-  torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   double probability_;

@@ -15,6 +15,15 @@ namespace {
 constexpr uint64_t kShuffleStream = 0x5348554646ULL;  // "SHUFF"
 constexpr uint64_t kAugmentStream = 0x4155474dULL;    // "AUGM"
 
+void check_same_shape(const torch::Tensor& first, const torch::Tensor& other) {
+  if (other.sizes() != first.sizes()) {
+    throw core::DataError("cannot batch samples of shapes " + core::shape_string(first.sizes()) +
+                          " and " + core::shape_string(other.sizes()) +
+                          ": map data.resize, data.center_crop or data.random_resized_crop "
+                          "before :batch so that every sample has one shape");
+  }
+}
+
 }  // namespace
 
 torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch) {
@@ -40,18 +49,38 @@ torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch
 
 void stack_samples(Batch& batch) {
   if (batch.samples.empty()) return;
-  const auto& first = batch.samples.front();
-  for (const auto& s : batch.samples) {
-    if (s.sizes() != first.sizes()) {
-      throw core::DataError("cannot batch samples of shapes " + core::shape_string(first.sizes()) +
-                            " and " + core::shape_string(s.sizes()) +
-                            ": map data.resize, data.center_crop or data.random_resized_crop "
-                            "before :batch so that every sample has one shape");
-    }
-  }
+  for (const auto& s : batch.samples) check_same_shape(batch.samples.front(), s);
   batch.input = torch::stack(batch.samples);
   batch.samples.clear();
 }
+
+namespace {
+
+// Runs each unstacked sample through transforms[0, count) and writes it into its row of the
+// batch: only one sample's intermediates are alive at a time.
+void transform_samples(Batch& batch,
+                       const std::vector<std::shared_ptr<const Transform>>& transforms,
+                       size_t count, std::vector<core::Rng>& random) {
+  torch::Tensor stacked;
+  const auto n = static_cast<int64_t>(batch.samples.size());
+  for (int64_t i = 0; i < n; ++i) {
+    auto x = std::move(batch.samples[static_cast<size_t>(i)]);
+    core::Rng* rng = random.empty() ? nullptr : &random[static_cast<size_t>(i)];
+    for (size_t t = 0; t < count; ++t) x = transforms[t]->apply_sample(x, rng);
+    if (!stacked.defined()) {
+      std::vector<int64_t> shape{n};
+      shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+      stacked = torch::empty(shape, x.options());
+    } else {
+      check_same_shape(stacked[0], x);
+    }
+    stacked[i].copy_(x);
+  }
+  batch.samples.clear();
+  batch.input = stacked;
+}
+
+}  // namespace
 
 EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
                          int64_t first_sample)
@@ -104,7 +133,13 @@ Batch EpochReader::make_batch(int64_t index) const {
           core::derive_seed(augment_seed_, kAugmentStream, static_cast<uint64_t>(index_of[i])));
     }
   }
-  for (const auto& t : pipeline_.transforms()) t->apply(batch, random);
+  const auto& transforms = pipeline_.transforms();
+  size_t done = 0;
+  if (!batch.samples.empty()) {
+    while (done < transforms.size() && transforms[done]->per_sample()) ++done;
+    transform_samples(batch, transforms, done, random);
+  }
+  for (size_t t = done; t < transforms.size(); ++t) transforms[t]->apply(batch, random);
   stack_samples(batch);
   if (!pipeline_.batched() && batch.size() == 1) {
     batch.input = batch.input.squeeze(0);

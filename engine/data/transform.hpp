@@ -20,6 +20,11 @@ class Transform {
   virtual void apply(Batch& batch, std::vector<core::Rng>& random) const = 0;
   virtual bool random() const { return false; }
   virtual std::string describe() const = 0;
+  // Transforms of the input alone also work one sample at a time: the loader then takes each
+  // sample of a source that hands them over unstacked through all of them and straight into
+  // its slot of the batch, so no intermediate of a whole batch is ever held.
+  virtual bool per_sample() const { return false; }
+  virtual torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const;
 };
 
 // A transform defined on one sample (C x H x W, or any tensor for the non-spatial ones),
@@ -27,9 +32,7 @@ class Transform {
 class SampleTransform : public Transform {
  public:
   void apply(Batch& batch, std::vector<core::Rng>& random) const override;
-
- protected:
-  virtual torch::Tensor apply_one(const torch::Tensor& sample, core::Rng* random) const = 0;
+  bool per_sample() const override { return true; }
 };
 
 // (x - mean) / std, with one value for all channels or one per channel (the first dimension of a
@@ -39,6 +42,8 @@ class Normalize : public Transform {
   Normalize(std::vector<double> mean, std::vector<double> std);
   void apply(Batch& batch, std::vector<core::Rng>& random) const override;
   std::string describe() const override;
+  bool per_sample() const override { return true; }
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   void normalize(torch::Tensor& x, int64_t channel_dim) const;
@@ -50,6 +55,8 @@ class ToFloat : public Transform {
  public:
   void apply(Batch& batch, std::vector<core::Rng>& random) const override;
   std::string describe() const override { return "to_float"; }
+  bool per_sample() const override { return true; }
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 };
 
 // Class targets to one-hot float32 rows of `classes` columns (for BCE-style losses).
@@ -70,6 +77,8 @@ class Compose : public Transform {
   void apply(Batch& batch, std::vector<core::Rng>& random) const override;
   bool random() const override;
   std::string describe() const override;
+  bool per_sample() const override;
+  torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
 
  private:
   std::vector<std::shared_ptr<const Transform>> parts_;

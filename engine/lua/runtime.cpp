@@ -402,6 +402,12 @@ std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what,
   return out;
 }
 
+void require_library(lua_State* L, const char* name) {
+  lua_getglobal(L, "require");
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
 void preload(lua_State* L, const char* name, lua_CFunction opener) {
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");

@@ -218,6 +218,10 @@ std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what,
 // Registers `opener` so that `require(name)` returns its result.
 void preload(lua_State* L, const char* name, lua_CFunction opener);
 
+// require(name) from C, result dropped: a library whose functions return values of another
+// library's types (tensors from 'data') loads that library first, so the values have methods.
+void require_library(lua_State* L, const char* name);
+
 // Source of an embedded Lua file (engine/lua/*.lua), by file name; empty when unknown.
 const char* embedded_lua(const std::string& name);
 

@@ -616,6 +616,7 @@ const luaL_Reg kFunctions[] = {{"find", d_find},
 }  // namespace
 
 int open_data(lua_State* L) {
+  require_library(L, "torch");
   define_type(L, PipelineBox::kTypeName, kPipelineMethods, kPipelineMeta, gc_userdata<PipelineBox>);
   define_type(L, TransformBox::kTypeName, nullptr, nullptr, gc_userdata<TransformBox>);
   define_type(L, ReaderBox::kTypeName, nullptr, nullptr, gc_userdata<ReaderBox>);

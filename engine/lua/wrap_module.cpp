@@ -996,6 +996,7 @@ const luaL_Reg kFunctions[] = {{"Linear", l_linear},
 }  // namespace
 
 int open_nn_core(lua_State* L) {
+  require_library(L, "torch");
   define_type(L, ModuleBox::kTypeName, kModuleMethods, kModuleMeta, gc_userdata<ModuleBox>,
               module_index);
   push_metatable(L, ModuleBox::kTypeName);

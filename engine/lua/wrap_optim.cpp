@@ -165,6 +165,7 @@ const luaL_Reg kFunctions[] = {{"SGD", o_sgd},     {"Adadelta", o_adadelta}, {"A
 }  // namespace
 
 int open_optim(lua_State* L) {
+  require_library(L, "torch");
   define_type(L, OptimizerBox::kTypeName, kOptimizerMethods, kOptimizerMeta,
               gc_userdata<OptimizerBox>);
   define_type(L, SchedulerBox::kTypeName, kSchedulerMethods, nullptr, gc_userdata<SchedulerBox>);

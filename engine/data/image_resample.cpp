@@ -1,0 +1,135 @@
+#include "engine/data/image_resample.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace engine::data {
+namespace {
+
+// For each output position along one axis: the first input index and `taps` weights (the same
+// count everywhere: windows are shifted inside the input and padded with zero weights, so the
+// inner loops have a fixed length).
+struct Taps {
+  std::vector<int64_t> first;
+  std::vector<float> weights;  // taps per output position
+  int64_t taps = 0;
+};
+
+Taps make_taps(int64_t in, int64_t out) {
+  const double scale = static_cast<double>(in) / static_cast<double>(out);
+  const double support = std::max(scale, 1.0);  // half-width of the stretched triangle
+  const double inverse = 1.0 / std::max(scale, 1.0);
+  Taps t;
+  t.taps = std::min<int64_t>(static_cast<int64_t>(std::ceil(support)) * 2 + 1, in);
+  t.first.resize(static_cast<size_t>(out));
+  t.weights.assign(static_cast<size_t>(out * t.taps), 0.0f);
+  std::vector<double> w;
+  for (int64_t i = 0; i < out; ++i) {
+    const double center = (static_cast<double>(i) + 0.5) * scale;
+    const auto lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+    const auto hi = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in);
+    double total = 0;
+    w.assign(static_cast<size_t>(std::max<int64_t>(hi - lo, 0)), 0.0);
+    for (int64_t k = lo; k < hi; ++k) {
+      const double x = (static_cast<double>(k) - center + 0.5) * inverse;
+      w[static_cast<size_t>(k - lo)] = std::max(0.0, 1.0 - std::abs(x));
+      total += w[static_cast<size_t>(k - lo)];
+    }
+    const int64_t first = std::min(lo, in - t.taps);
+    t.first[static_cast<size_t>(i)] = first;
+    for (int64_t k = lo; k < hi; ++k) {
+      t.weights[static_cast<size_t>(i * t.taps + (k - first))] =
+          static_cast<float>(total > 0 ? w[static_cast<size_t>(k - lo)] / total : 0.0);
+    }
+  }
+  return t;
+}
+
+// dst[x] = sum_k weights[x][k] * src[first[x] + k]; TAPS > 0 fixes the count at compile time.
+template <int64_t TAPS>
+void filter_row(const float* src, const Taps& t, int64_t out, float* dst) {
+  const int64_t taps = TAPS > 0 ? TAPS : t.taps;
+  const float* w = t.weights.data();
+  for (int64_t x = 0; x < out; ++x, w += taps) {
+    const float* s = src + t.first[static_cast<size_t>(x)];
+    float sum = 0;
+    for (int64_t k = 0; k < taps; ++k) sum += w[k] * s[k];
+    dst[x] = sum;
+  }
+}
+
+void filter_row_any(const float* src, const Taps& t, int64_t out, float* dst) {
+  if (t.taps == 3) return filter_row<3>(src, t, out, dst);  // enlarging: the common case
+  filter_row<0>(src, t, out, dst);
+}
+
+template <class In, class Out>
+void resample_plane(const In* in, int64_t row_stride, int64_t col_stride, int64_t in_h,
+                    int64_t in_w, const Taps& horizontal, const Taps& vertical, int64_t out_h,
+                    int64_t out_w, std::vector<float>& rows, Out* out) {
+  // horizontal pass: every input row, turned into floats once, to out_w columns
+  rows.resize(static_cast<size_t>(in_h * out_w + in_w + out_w));
+  float* row_in = rows.data() + in_h * out_w;
+  float* acc = row_in + in_w;
+  for (int64_t y = 0; y < in_h; ++y) {
+    const In* row = in + y * row_stride;
+    for (int64_t x = 0; x < in_w; ++x) row_in[x] = static_cast<float>(row[x * col_stride]);
+    filter_row_any(row_in, horizontal, out_w, rows.data() + y * out_w);
+  }
+  // vertical pass: whole rows at a time, which the compiler vectorises
+  for (int64_t y = 0; y < out_h; ++y) {
+    std::fill(acc, acc + out_w, 0.0f);
+    const float* w = vertical.weights.data() + y * vertical.taps;
+    const int64_t first = vertical.first[static_cast<size_t>(y)];
+    for (int64_t k = 0; k < vertical.taps; ++k) {
+      const float* src = rows.data() + (first + k) * out_w;
+      const float wk = w[k];
+      if (wk == 0.0f) continue;
+      for (int64_t x = 0; x < out_w; ++x) acc[x] += wk * src[x];
+    }
+    Out* dst = out + y * out_w;
+    for (int64_t x = 0; x < out_w; ++x) {
+      if constexpr (std::is_same_v<Out, uint8_t>) {
+        // + 0.5 and truncate: rounding without a libm call (ties round up, not to even)
+        // (min/max rather than std::clamp, whose branches keep the loop from vectorising)
+        dst[x] = static_cast<uint8_t>(std::min(std::max(acc[x], 0.0f), 255.0f) + 0.5f);
+      } else {
+        dst[x] = acc[x];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+torch::Tensor resample_bilinear(const torch::Tensor& image, int64_t height, int64_t width) {
+  const int64_t in_h = image.size(-2), in_w = image.size(-1);
+  const auto planes_view = image.reshape({-1, in_h, in_w});  // a view for crops of C x H x W
+  auto shape = image.sizes().vec();
+  shape[shape.size() - 2] = height;
+  shape.back() = width;
+  const bool bytes = image.scalar_type() == torch::kUInt8;
+  auto input = bytes ? planes_view : planes_view.to(torch::kFloat32);
+  auto out = torch::empty(shape, image.options().dtype(bytes ? torch::kUInt8 : torch::kFloat32));
+  const auto horizontal = make_taps(in_w, width);
+  const auto vertical = make_taps(in_h, height);
+  std::vector<float> rows;
+  const int64_t planes = input.size(0);
+  for (int64_t p = 0; p < planes; ++p) {
+    if (bytes) {
+      resample_plane(input.data_ptr<uint8_t>() + p * input.stride(0), input.stride(1),
+                     input.stride(2), in_h, in_w, horizontal, vertical, height, width, rows,
+                     out.data_ptr<uint8_t>() + p * height * width);
+    } else {
+      resample_plane(input.data_ptr<float>() + p * input.stride(0), input.stride(1),
+                     input.stride(2), in_h, in_w, horizontal, vertical, height, width, rows,
+                     out.data_ptr<float>() + p * height * width);
+    }
+  }
+  return image.is_floating_point() && image.scalar_type() != torch::kFloat32
+             ? out.to(image.scalar_type())
+             : out;
+}
+
+}  // namespace engine::data
