@@ -168,6 +168,31 @@ TEST_CASE("resize follows torchvision: the smaller edge, or an exact size; uint8
   CHECK(down[0][1][1].item<float>() == doctest::Approx(11.4286));
 }
 
+TEST_CASE("resampling matches torchvision's resize(antialias=True), shrinking and enlarging") {
+  // expected values: torchvision 0.14, transforms.functional.resize(x, size, antialias=True)
+  auto x = torch::arange(36, torch::kFloat32).pow(1.5).view({1, 6, 6});
+  const std::vector<float> shrunk = {7.071057f,   11.913197f,  17.993513f,  40.037720f,
+                                     49.328399f,  59.246517f,  91.009888f,  103.233620f,
+                                     115.933617f, 152.495758f, 167.006805f, 181.918854f};
+  auto a = data::resize_image(x, 4, 3).reshape(-1);
+  for (size_t i = 0; i < shrunk.size(); ++i) {
+    CHECK(a[static_cast<int64_t>(i)].item<float>() == doctest::Approx(shrunk[i]).epsilon(1e-5));
+  }
+  auto y = torch::arange(9, torch::kFloat32).pow(2).view({1, 3, 3});
+  const std::vector<float> enlarged = {0.0f,    0.625f, 2.125f,  4.0f,    3.6f,    5.725f, 9.025f,
+                                       12.4f,   9.0f,   13.375f, 19.375f, 25.0f,   25.2f,  31.825f,
+                                       40.525f, 48.4f,  36.0f,   44.125f, 54.625f, 64.0f};
+  auto b = data::resize_image(y, 5, 4).reshape(-1);
+  for (size_t i = 0; i < enlarged.size(); ++i) {
+    CHECK(b[static_cast<int64_t>(i)].item<float>() == doctest::Approx(enlarged[i]).epsilon(1e-5));
+  }
+  // a crop of an interleaved (H x W x C) image reads the same as its contiguous copy
+  auto hwc = torch::randint(0, 256, {9, 11, 3}, torch::kUInt8).permute({2, 0, 1});
+  auto crop = hwc.narrow(1, 1, 7).narrow(2, 2, 8);
+  CHECK(
+      torch::equal(data::resize_image(crop, 5, 13), data::resize_image(crop.contiguous(), 5, 13)));
+}
+
 TEST_CASE("center crop takes the middle and pads a small image with zeros") {
   std::vector<core::Rng> none;
   data::Batch b;
