@@ -3,7 +3,6 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <sstream>
 

@@ -15,10 +15,10 @@ namespace {
 constexpr uint64_t kShuffleStream = 0x5348554646ULL;  // "SHUFF"
 constexpr uint64_t kAugmentStream = 0x4155474dULL;    // "AUGM"
 
-void check_same_shape(const torch::Tensor& first, const torch::Tensor& other) {
-  if (other.sizes() != first.sizes()) {
-    throw core::DataError("cannot batch samples of shapes " + core::shape_string(first.sizes()) +
-                          " and " + core::shape_string(other.sizes()) +
+void check_same_shape(c10::IntArrayRef first, c10::IntArrayRef other) {
+  if (other != first) {
+    throw core::DataError("cannot batch samples of shapes " + core::shape_string(first) +
+                          " and " + core::shape_string(other) +
                           ": map data.resize, data.center_crop or data.random_resized_crop "
                           "before :batch so that every sample has one shape");
   }
@@ -49,7 +49,7 @@ torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch
 
 void stack_samples(Batch& batch) {
   if (batch.samples.empty()) return;
-  for (const auto& s : batch.samples) check_same_shape(batch.samples.front(), s);
+  for (const auto& s : batch.samples) check_same_shape(batch.samples.front().sizes(), s.sizes());
   batch.input = torch::stack(batch.samples);
   batch.samples.clear();
 }
@@ -72,7 +72,7 @@ void transform_samples(Batch& batch,
       shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
       stacked = torch::empty(shape, x.options());
     } else {
-      check_same_shape(stacked[0], x);
+      check_same_shape(stacked.sizes().slice(1), x.sizes());
     }
     stacked[i].copy_(x);
   }

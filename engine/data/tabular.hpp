@@ -55,7 +55,7 @@ class CsvSource : public Source {
   std::string describe() const override;
 
   const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
-  int64_t skipped_rows() const { return skipped_rows_; }  // bad or incomplete rows left out
+  // bad or incomplete rows left out (skip_bad, missing = 'skip')
   int64_t skipped_at_load() const override { return skipped_rows_; }
 
  private:

@@ -169,7 +169,7 @@ TEST_CASE("CSV: bad rows and missing values name the file and line, or are skipp
   o.skip_bad = true;
   data::CsvSource skipping(o);
   CHECK(skipping.size() == 1);
-  CHECK(skipping.skipped_rows() == 1);
+  CHECK(skipping.skipped_at_load() == 1);
 
   write_text(dir + "/na.csv", "age,city,label\n20,paris,yes\nNA,?,no\n40,rome,no\n");
   CHECK_THROWS_WITH_AS(data::CsvSource(csv_options(dir + "/na.csv")),
@@ -186,7 +186,7 @@ TEST_CASE("CSV: bad rows and missing values name the file and line, or are skipp
   skip.missing = data::MissingValues::kSkip;
   data::CsvSource skipped(skip);
   CHECK(skipped.size() == 2);
-  CHECK(skipped.skipped_rows() == 1);
+  CHECK(skipped.skipped_at_load() == 1);
 
   auto missing_column = csv_options(dir + "/na.csv");
   missing_column.numeric = std::vector<std::string>{"height"};
