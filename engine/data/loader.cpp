@@ -17,8 +17,8 @@ constexpr uint64_t kAugmentStream = 0x4155474dULL;    // "AUGM"
 
 void check_same_shape(c10::IntArrayRef first, c10::IntArrayRef other) {
   if (other != first) {
-    throw core::DataError("cannot batch samples of shapes " + core::shape_string(first) +
-                          " and " + core::shape_string(other) +
+    throw core::DataError("cannot batch samples of shapes " + core::shape_string(first) + " and " +
+                          core::shape_string(other) +
                           ": map data.resize, data.center_crop or data.random_resized_crop "
                           "before :batch so that every sample has one shape");
   }
