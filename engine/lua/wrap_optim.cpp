@@ -1,6 +1,8 @@
 // require 'optim': libtorch's optimizers (plus Adadelta) and learning-rate schedulers.
+#include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
+#include <torch/optim/rmsprop.h>
 #include <torch/optim/schedulers/step_lr.h>
 #include <torch/optim/sgd.h>
 
@@ -81,6 +83,49 @@ int o_adamw(lua_State* L) {
                                                                     1e-2);
 }
 
+// optim.Adagrad(params, {lr = 0.01, lr_decay = 0, weight_decay = 0,
+//                        initial_accumulator_value = 0, eps = 1e-10}): libtorch's, as PyTorch's
+int o_adagrad(lua_State* L) {
+  return guarded(L, [&] {
+    auto params = parameter_list(L, 1, "optim.Adagrad");
+    Options o(L, 2, "optim.Adagrad",
+              {"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"});
+    torch::optim::AdagradOptions opts(o.number("lr", 1e-2));
+    opts.lr_decay(o.number("lr_decay", 0))
+        .weight_decay(o.number("weight_decay", 0))
+        .initial_accumulator_value(o.number("initial_accumulator_value", 0))
+        .eps(o.number("eps", 1e-10));
+    check_positive(opts.lr(), "optim.Adagrad", "lr");
+    check_positive(opts.lr_decay(), "optim.Adagrad", "lr_decay");
+    check_positive(opts.initial_accumulator_value(), "optim.Adagrad", "initial_accumulator_value");
+    push_new<OptimizerBox>(
+        L, OptimizerBox{std::make_shared<torch::optim::Adagrad>(params, opts), "Adagrad"});
+    return 1;
+  });
+}
+
+// optim.RMSprop(params, {lr = 0.01, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0,
+//                        centered = false}): libtorch's, as PyTorch's
+int o_rmsprop(lua_State* L) {
+  return guarded(L, [&] {
+    auto params = parameter_list(L, 1, "optim.RMSprop");
+    Options o(L, 2, "optim.RMSprop",
+              {"lr", "alpha", "eps", "weight_decay", "momentum", "centered"});
+    torch::optim::RMSpropOptions opts(o.number("lr", 1e-2));
+    opts.alpha(o.number("alpha", 0.99))
+        .eps(o.number("eps", 1e-8))
+        .weight_decay(o.number("weight_decay", 0))
+        .momentum(o.number("momentum", 0))
+        .centered(o.boolean("centered", false));
+    check_positive(opts.lr(), "optim.RMSprop", "lr");
+    check_positive(opts.alpha(), "optim.RMSprop", "alpha");
+    check_positive(opts.momentum(), "optim.RMSprop", "momentum");
+    push_new<OptimizerBox>(
+        L, OptimizerBox{std::make_shared<torch::optim::RMSprop>(params, opts), "RMSprop"});
+    return 1;
+  });
+}
+
 int o_step_lr(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "optim.StepLR");
@@ -159,8 +204,9 @@ const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},
                                       {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 const luaL_Reg kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {{"SGD", o_sgd},     {"Adadelta", o_adadelta}, {"Adam", o_adam},
-                               {"AdamW", o_adamw}, {"StepLR", o_step_lr},    {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {
+    {"SGD", o_sgd},         {"Adadelta", o_adadelta}, {"Adam", o_adam},      {"AdamW", o_adamw},
+    {"Adagrad", o_adagrad}, {"RMSprop", o_rmsprop},   {"StepLR", o_step_lr}, {nullptr, nullptr}};
 
 }  // namespace
 

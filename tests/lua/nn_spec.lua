@@ -209,6 +209,34 @@ describe('optimizers and schedulers', function()
   end)
 end)
 
+describe('Adagrad and RMSprop', function()
+  it('follow PyTorch step for step', function()
+    -- expected: torch.optim.Adagrad / RMSprop (PyTorch 1.13) with the same options, three steps
+    -- of sum(p^3) from p = {1, -2, 3} in float64
+    local cases = {
+      {optim.Adagrad, {lr = 0.1, lr_decay = 0.01, weight_decay = 0.1, initial_accumulator_value = 0.5},
+       {0.7940625300425479, -2.2340509359946594, 2.778915557818029}},
+      {optim.RMSprop, {lr = 0.01, alpha = 0.9, eps = 1e-8, weight_decay = 0.1, momentum = 0.5, centered = true},
+       {0.8838714642144332, -2.1204702396595834, 2.8818932871032183}},
+    }
+    for _, case in ipairs(cases) do
+      local p = nn.Parameter(torch.tensor({1, -2, 3}):double())
+      local opt = case[1]({p}, case[2])
+      for _ = 1, 3 do
+        opt:zero_grad()
+        local loss = (p * p * p):sum()
+        loss:backward()
+        opt:step()
+      end
+      for i = 1, 3 do near(p[i]:item(), case[3][i], 1e-12) end
+    end
+    local w = nn.Parameter(torch.zeros(2))
+    fails(function() optim.RMSprop({w}, {alpha = -1}) end, 'optim.RMSprop: alpha must be >= 0')
+    fails(function() optim.Adagrad({w}, {rate = 1}) end, "unknown option 'rate'")
+    equal(tostring(optim.RMSprop({w})), 'optim.RMSprop(lr=0.010000)')
+  end)
+end)
+
 describe('Adam and AdamW', function()
   it('take a step that lowers a quadratic loss', function()
     for _, make in ipairs({optim.Adam, optim.AdamW}) do
