@@ -143,6 +143,73 @@ int o_step_lr(lua_State* L) {
   });
 }
 
+int push_scheduler(lua_State* L, OptimizerBox& opt, std::unique_ptr<torch::optim::LRScheduler> s,
+                   const std::string& step_mode, const char* name) {
+  push_new<SchedulerBox>(
+      L, SchedulerBox{std::make_shared<train::Scheduler>(opt.optimizer, std::move(s),
+                                                         train::parse_step_mode(step_mode), name)});
+  return 1;
+}
+
+// optim.ExponentialLR(opt, {gamma = g, step_mode = 'epoch'})
+int o_exponential_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.ExponentialLR");
+    Options o(L, 2, "optim.ExponentialLR", {"gamma", "step_mode"});
+    if (!o.has("gamma")) throw ArgumentError("optim.ExponentialLR: option 'gamma' is required");
+    return push_scheduler(L, opt,
+                          std::make_unique<train::ClosedFormLR>(
+                              *opt.optimizer, train::exponential_rate(o.number("gamma", 1))),
+                          o.string("step_mode", "epoch"), "ExponentialLR");
+  });
+}
+
+// optim.MultiStepLR(opt, {milestones = {30, 80}, gamma = 0.1, step_mode = 'epoch'})
+int o_multi_step_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.MultiStepLR");
+    Options o(L, 2, "optim.MultiStepLR", {"milestones", "gamma", "step_mode"});
+    if (!o.has("milestones"))
+      throw ArgumentError("optim.MultiStepLR: option 'milestones' is required");
+    std::vector<int64_t> milestones;
+    for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
+    return push_scheduler(
+        L, opt,
+        std::make_unique<train::ClosedFormLR>(
+            *opt.optimizer, train::multi_step_rate(milestones, o.number("gamma", 0.1))),
+        o.string("step_mode", "epoch"), "MultiStepLR");
+  });
+}
+
+// optim.CosineAnnealingLR(opt, {T_max = n, eta_min = 0, step_mode = 'epoch'})
+int o_cosine_annealing_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.CosineAnnealingLR");
+    Options o(L, 2, "optim.CosineAnnealingLR", {"T_max", "eta_min", "step_mode"});
+    if (!o.has("T_max")) throw ArgumentError("optim.CosineAnnealingLR: option 'T_max' is required");
+    return push_scheduler(L, opt,
+                          std::make_unique<train::ClosedFormLR>(
+                              *opt.optimizer, train::cosine_annealing_rate(o.integer("T_max", 1),
+                                                                           o.number("eta_min", 0))),
+                          o.string("step_mode", "epoch"), "CosineAnnealingLR");
+  });
+}
+
+// optim.LinearLR(opt, {start_factor = 1/3, end_factor = 1, total_iters = 5, step_mode = 'epoch'})
+int o_linear_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.LinearLR");
+    Options o(L, 2, "optim.LinearLR", {"start_factor", "end_factor", "total_iters", "step_mode"});
+    return push_scheduler(
+        L, opt,
+        std::make_unique<train::ClosedFormLR>(
+            *opt.optimizer,
+            train::linear_rate(o.number("start_factor", 1.0 / 3.0), o.number("end_factor", 1.0),
+                               o.integer("total_iters", 5))),
+        o.string("step_mode", "epoch"), "LinearLR");
+  });
+}
+
 int opt_step(lua_State* L) {
   return guarded(L, [&] {
     check<OptimizerBox>(L, 1, "step").optimizer->step();
@@ -204,9 +271,18 @@ const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},
                                       {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 const luaL_Reg kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {
-    {"SGD", o_sgd},         {"Adadelta", o_adadelta}, {"Adam", o_adam},      {"AdamW", o_adamw},
-    {"Adagrad", o_adagrad}, {"RMSprop", o_rmsprop},   {"StepLR", o_step_lr}, {nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"SGD", o_sgd},
+                               {"Adadelta", o_adadelta},
+                               {"Adam", o_adam},
+                               {"AdamW", o_adamw},
+                               {"Adagrad", o_adagrad},
+                               {"RMSprop", o_rmsprop},
+                               {"StepLR", o_step_lr},
+                               {"ExponentialLR", o_exponential_lr},
+                               {"MultiStepLR", o_multi_step_lr},
+                               {"CosineAnnealingLR", o_cosine_annealing_lr},
+                               {"LinearLR", o_linear_lr},
+                               {nullptr, nullptr}};
 
 }  // namespace
 

@@ -209,6 +209,32 @@ describe('optimizers and schedulers', function()
   end)
 end)
 
+describe('closed-form schedulers', function()
+  it('give PyTorch\'s rates step for step', function()
+    -- expected: PyTorch 1.13's schedulers on SGD(lr = 0.1), the rate after each of 8 steps
+    local cases = {
+      {optim.ExponentialLR, {gamma = 0.5}, {0.05, 0.025, 0.0125, 0.00625, 0.003125, 0.0015625, 0.00078125, 0.000390625}},
+      {optim.MultiStepLR, {milestones = {2, 5}, gamma = 0.1}, {0.1, 0.01, 0.01, 0.01, 0.001, 0.001, 0.001, 0.001}},
+      {optim.CosineAnnealingLR, {T_max = 4, eta_min = 0.01},
+       {0.08681980515339464, 0.055, 0.023180194846605363, 0.01, 0.023180194846605363, 0.055, 0.08681980515339469, 0.1}},
+      {optim.LinearLR, {start_factor = 0.25, end_factor = 1.0, total_iters = 4}, {0.04375, 0.0625, 0.08125, 0.1, 0.1, 0.1, 0.1, 0.1}},
+    }
+    for _, case in ipairs(cases) do
+      local opt = optim.SGD({nn.Parameter(torch.zeros(1))}, {lr = 0.1})
+      local sched = case[1](opt, case[2])
+      for step = 1, 8 do
+        sched:step()
+        near(opt:lr(), case[3][step], 1e-12)
+      end
+    end
+    local opt = optim.SGD({nn.Parameter(torch.zeros(1))}, {lr = 0.1})
+    near(optim.LinearLR(opt, {start_factor = 0.5}):lr(), 0.05, 1e-15)  -- warm-up starts at once
+    fails(function() optim.CosineAnnealingLR(opt, {}) end, "'T_max' is required")
+    fails(function() optim.LinearLR(opt, {start_factor = 0}) end, 'start_factor must be in (0, 1]')
+    fails(function() optim.ExponentialLR(opt, {gamma = 0.5, step_mode = 'batch'}) end, "must be 'epoch' or 'step'")
+  end)
+end)
+
 describe('Adagrad and RMSprop', function()
   it('follow PyTorch step for step', function()
     -- expected: torch.optim.Adagrad / RMSprop (PyTorch 1.13) with the same options, three steps
