@@ -126,6 +126,14 @@ int o_rmsprop(lua_State* L) {
   });
 }
 
+int push_scheduler(lua_State* L, OptimizerBox& opt, std::unique_ptr<torch::optim::LRScheduler> s,
+                   const std::string& step_mode, const char* name) {
+  push_new<SchedulerBox>(
+      L, SchedulerBox{std::make_shared<train::Scheduler>(opt.optimizer, std::move(s),
+                                                         train::parse_step_mode(step_mode), name)});
+  return 1;
+}
+
 int o_step_lr(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "optim.StepLR");
@@ -133,22 +141,12 @@ int o_step_lr(lua_State* L) {
     const int64_t step_size = o.integer("step_size", 0);
     if (step_size < 1)
       throw ArgumentError("optim.StepLR: option 'step_size' is required and must be >= 1");
-    auto scheduler = std::make_unique<torch::optim::StepLR>(
-        *opt.optimizer, static_cast<unsigned>(step_size), o.number("gamma", 0.1));
-    push_new<SchedulerBox>(L,
-                           SchedulerBox{std::make_shared<train::Scheduler>(
-                               opt.optimizer, std::move(scheduler),
-                               train::parse_step_mode(o.string("step_mode", "epoch")), "StepLR")});
-    return 1;
+    return push_scheduler(
+        L, opt,
+        std::make_unique<torch::optim::StepLR>(*opt.optimizer, static_cast<unsigned>(step_size),
+                                               o.number("gamma", 0.1)),
+        o.string("step_mode", "epoch"), "StepLR");
   });
-}
-
-int push_scheduler(lua_State* L, OptimizerBox& opt, std::unique_ptr<torch::optim::LRScheduler> s,
-                   const std::string& step_mode, const char* name) {
-  push_new<SchedulerBox>(
-      L, SchedulerBox{std::make_shared<train::Scheduler>(opt.optimizer, std::move(s),
-                                                         train::parse_step_mode(step_mode), name)});
-  return 1;
 }
 
 // optim.ExponentialLR(opt, {gamma = g, step_mode = 'epoch'})
