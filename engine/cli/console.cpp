@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "engine/core/format.hpp"
@@ -35,6 +36,46 @@ void ConsoleObserver::clear_line() {
   }
 }
 
+void ConsoleObserver::finish_line() {
+  if (line_open_) {
+    std::printf("\n");
+    std::fflush(stdout);
+    line_open_ = false;
+  }
+}
+
+void ConsoleObserver::print_result(const train::TrainResult& r) {
+  clear_line();
+  std::printf("finished %lld steps in %s: %s\n", static_cast<long long>(r.steps),
+              core::duration_string(r.seconds).c_str(), r.stop_reason.c_str());
+  std::set<std::string> names;
+  for (const auto* m : {&r.last_train, &r.last_validation, &r.best_validation}) {
+    for (const auto& [name, v] : *m) {
+      if (name != "lr") names.insert(name);
+    }
+  }
+  if (!names.empty()) {
+    std::printf("  %-20s %12s %12s %12s\n", "metric", "last train", "last valid.", "best valid.");
+    auto cell = [](const std::map<std::string, double>& m, const std::string& name) {
+      auto it = m.find(name);
+      char buf[32] = "-";
+      if (it != m.end()) std::snprintf(buf, sizeof buf, "%.4f", it->second);
+      return std::string(buf);
+    };
+    for (const auto& name : names) {
+      std::printf("  %-20s %12s %12s %12s\n", name.c_str(), cell(r.last_train, name).c_str(),
+                  cell(r.last_validation, name).c_str(), cell(r.best_validation, name).c_str());
+    }
+  }
+  if (!r.last_checkpoint.empty()) {
+    std::printf("checkpoint: %s%s\n", r.last_checkpoint.c_str(),
+                r.best_checkpoint.empty() || r.best_checkpoint == r.last_checkpoint
+                    ? ""
+                    : (" (best: " + r.best_checkpoint + ")").c_str());
+  }
+  std::fflush(stdout);
+}
+
 void ConsoleObserver::on_progress(const train::Progress& p) {
   if (quiet_) return;
   const bool last = p.batch == p.batches;
@@ -44,10 +85,11 @@ void ConsoleObserver::on_progress(const train::Progress& p) {
   char buf[256];
   const int width = static_cast<int>(std::to_string(p.batches).size());
   std::snprintf(buf, sizeof buf,
-                "epoch %lld/%lld [%*lld/%lld] step %lld/%lld  loss %.4f  %.0f samples/s  ETA %s",
+                "epoch %lld/%lld [%*lld/%lld] step %lld/%lld  loss %.4f  lr %.3g  %.0f samples/s  "
+                "ETA %s",
                 static_cast<long long>(p.epoch), static_cast<long long>(p.epochs), width,
                 static_cast<long long>(p.batch), static_cast<long long>(p.batches),
-                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss,
+                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss, p.lr,
                 p.samples_per_second, core::duration_string(p.eta_seconds).c_str());
   if (tty_) {
     std::printf("\r\033[K%s", buf);
@@ -68,6 +110,7 @@ void ConsoleObserver::on_epoch_end(const train::EpochSummary& s) {
   std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%",
                 s.samples_per_second, s.lr, 100.0 * s.loader_wait_fraction);
   line += buf;
+  if (s.nan_skipped > 0) line += " | " + std::to_string(s.nan_skipped) + " NaN batches skipped";
   if (s.skipped_records > 0) {
     line += " | " + std::to_string(s.skipped_records) + " bad records skipped";
   }

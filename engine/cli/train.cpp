@@ -1,8 +1,10 @@
-// engine train SCRIPT: runs a training script and records it in a run file.
+// engine train SCRIPT: runs a training script and records it in a run file; --resume continues
+// a run from its latest checkpoint (or a given one).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
@@ -10,22 +12,30 @@
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/spec_reader.hpp"
 #include "engine/nn/describe.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace engine::cli {
 namespace {
 
-// Streams the trainer's metric rows into the run file.
+namespace fs = std::filesystem;
+
+// Streams the trainer's metric rows and checkpoints into the run file.
 class RunFileObserver : public train::Observer {
  public:
   explicit RunFileObserver(io::RunWriter& writer) : writer_(writer) {}
   void on_metrics(const train::MetricRow& row) override {
     writer_.append_metrics(row.split, row.step, row.epoch, row.time, row.values);
   }
+  void on_checkpoint(const std::string& path, int64_t step) override {
+    writer_.record_checkpoint(path, step);
+  }
+  void on_checkpoint_removed(const std::string& path) override { writer_.forget_checkpoint(path); }
 
  private:
   io::RunWriter& writer_;
@@ -42,13 +52,39 @@ uint64_t fresh_seed() {
          1000000007ULL;
 }
 
+// The checkpoint's hyperparameters as --set assignments, so the resumed run is the same run.
+std::vector<std::string> as_assignments(const std::map<std::string, io::HParam>& hparams) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : hparams) {
+    if (const auto* d = std::get_if<double>(&value)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", *d);
+      out.push_back(name + "=" + buf);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      out.push_back(name + "=" + (*b ? "true" : "false"));
+    } else {
+      out.push_back(name + "=" + std::get<std::string>(value));
+    }
+  }
+  return out;
+}
+
+// runs/<name>/<run>.h5 -> runs/<name>/<run>/
+std::string checkpoint_folder(const std::string& run_file) {
+  const fs::path p(run_file);
+  return (p.parent_path() / p.stem()).string();
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine train",
                            "Train the model a script declares; results go to an HDF5 run file.");
   options.positional_help("SCRIPT").show_positional_help();
-  options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>());
+  options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>())(
+      "resume",
+      "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5)",
+      cxxopts::value<std::string>());
   add_run_flags(options);
   options.parse_positional({"script"});
   auto flags = parse(options, args);
@@ -64,11 +100,32 @@ int train_command(const std::vector<std::string>& args) {
   const bool quiet = flags.count("quiet") > 0;
   const torch::Device device = core::parse_device(flags["device"].as<std::string>());
 
+  // --resume: the checkpoint decides the hyperparameters, the seed and the run file
+  std::string checkpoint;
+  train::CheckpointInfo resumed;
+  if (flags.count("resume")) {
+    checkpoint = train::resolve_checkpoint(flags["resume"].as<std::string>());
+    resumed = train::read_checkpoint_info(checkpoint);
+  }
+
   auto runtime = make_runtime(script_path);
   lua::TrainScript script(*runtime, script_path);
-  if (flags.count("set")) script.apply_overrides(flags["set"].as<std::vector<std::string>>());
-  const uint64_t seed =
+  if (!checkpoint.empty()) script.apply_overrides(as_assignments(resumed.hparams));
+  if (flags.count("set")) {
+    if (!checkpoint.empty()) {
+      spdlog::warn("--set changes hyperparameters of a resumed run; its run file records the new "
+                   "values");
+    }
+    script.apply_overrides(flags["set"].as<std::vector<std::string>>());
+  }
+  uint64_t seed =
       flags.count("seed") ? flags["seed"].as<uint64_t>() : script.seed().value_or(fresh_seed());
+  if (!checkpoint.empty()) {
+    if (flags.count("seed") && seed != resumed.seed) {
+      spdlog::warn("--seed {} ignored: the resumed run's seed is {}", seed, resumed.seed);
+    }
+    seed = resumed.seed;
+  }
   core::seed_everything(seed);
 
   auto spec = script.build(device, seed);
@@ -85,37 +142,59 @@ int train_command(const std::vector<std::string>& args) {
   info.device = device.str();
   info.threads = threads;
   info.seed = seed;
-  io::RunWriter writer(io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name),
-                       info);
-  writer.write_hparams(script.hparams());
-  spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(), threads,
-               seed);
+  std::unique_ptr<io::RunWriter> writer;
+  if (!checkpoint.empty() && fs::is_regular_file(resumed.run_file)) {
+    writer = std::make_unique<io::RunWriter>(resumed.run_file, resumed.rows, info.command);
+  } else {
+    if (!checkpoint.empty()) {
+      spdlog::warn("the checkpoint's run file {} is missing; the resumed run gets a new one",
+                   resumed.run_file);
+    }
+    writer = std::make_unique<io::RunWriter>(
+        io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name), info);
+  }
+  writer->write_hparams(script.hparams());
+  if (spec.options.checkpoint.keep_last > 0) {
+    spec.options.checkpoint.folder = checkpoint_folder(writer->path());
+  }
 
   ConsoleObserver console(quiet);
-  RunFileObserver recorder(writer);
+  RunFileObserver recorder(*writer);
   train::TrainResult result;
+  core::install_interrupt_handlers();
   try {
-    train::Trainer trainer(spec, {&console, &recorder});
+    train::Trainer trainer(spec, {&console, &recorder}, writer->path());
+    if (!checkpoint.empty()) {
+      trainer.resume_from(checkpoint);
+      spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, checkpoint,
+                   trainer.state().step, trainer.state().epoch + 1);
+    } else {
+      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(),
+                   threads, seed);
+    }
     result = trainer.run();
+  } catch (const core::Interrupted& e) {
+    core::reset_interrupt_handlers();
+    console.finish_line();
+    writer->write_stop_reason(e.what());
+    writer->finish("interrupted");
+    std::fprintf(stderr, "run file (interrupted): %s\nresume with: engine train %s --resume %s\n",
+                 writer->path().c_str(), script_path.c_str(), writer->path().c_str());
+    throw;
   } catch (const std::exception& e) {
-    writer.finish("failed", core::describe_exception(e));
-    std::printf("\n");
-    std::fprintf(stderr, "run file (failed): %s\n", writer.path().c_str());
+    core::reset_interrupt_handlers();
+    console.finish_line();
+    const std::string message = core::describe_exception(e);
+    writer->write_stop_reason("failed: " + message);
+    writer->finish("failed", message);
+    std::fprintf(stderr, "run file (failed): %s\n", writer->path().c_str());
     throw;
   }
-  writer.finish("completed");
-  if (!quiet) {
-    std::string last;
-    char buf[64];
-    for (const auto& [name, value] : result.last_validation) {
-      std::snprintf(buf, sizeof buf, " %s %.4f", name.c_str(), value);
-      last += buf;
-    }
-    std::printf("finished %lld steps in %s%s%s\n", static_cast<long long>(result.steps),
-                core::duration_string(result.seconds).c_str(), last.empty() ? "" : "; validation",
-                last.c_str());
-  }
-  std::printf("run file: %s\n", writer.path().c_str());
+  core::reset_interrupt_handlers();
+  writer->write_stop_reason(result.stop_reason);
+  writer->finish("completed");
+  if (!quiet) console.print_result(result);
+  std::printf("run file: %s\n", writer->path().c_str());
   return 0;
 }
 

@@ -54,6 +54,26 @@ class IoError : public Error {
   const char* kind() const override { return "I/O error"; }
 };
 
+// Training that cannot go on: a NaN or infinite loss (with on_nan = 'error').
+class TrainingError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 6; }
+  const char* kind() const override { return "training error"; }
+};
+
+// The run was stopped by SIGINT or SIGTERM after saving a checkpoint; exits 128 + the signal,
+// as a shell reports a process killed by it.
+class Interrupted : public Error {
+ public:
+  Interrupted(const std::string& message, int signal) : Error(message), signal_(signal) {}
+  int exit_code() const override { return 128 + signal_; }
+  const char* kind() const override { return "interrupted"; }
+
+ private:
+  int signal_;
+};
+
 // Exit code for anything that is not an engine::core::Error: a bug.
 inline constexpr int kBugExitCode = 1;
 

@@ -17,6 +17,8 @@ struct Batch {
   // Source indices of the samples present (int64): what per-sample random draws are seeded by.
   torch::Tensor indices;
   int64_t skipped = 0;  // bad records left out of this batch (skip_bad)
+  // Samples of the epoch's order consumed once this batch is done: where a resumed epoch starts.
+  int64_t position = 0;
 
   int64_t size() const {
     if (!samples.empty()) return static_cast<int64_t>(samples.size());

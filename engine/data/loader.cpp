@@ -124,6 +124,7 @@ Batch EpochReader::make_batch(int64_t index) const {
   const auto indices = order_.slice(0, begin, end);
   Batch batch = pipeline_.source().gather(indices);
   if (!batch.indices.defined()) batch.indices = indices;
+  batch.position = end;
   std::vector<core::Rng> random;
   if (random_transforms_) {
     auto index_of = batch.indices.accessor<int64_t, 1>();

@@ -167,6 +167,34 @@ size_t series_length(hid_t dataset) {
   return dims[0];
 }
 
+void truncate_series(hid_t dataset, size_t length) {
+  if (series_length(dataset) <= length) return;
+  hsize_t dims[1] = {length};
+  check_status(H5Dset_extent(dataset, dims), "truncate a series");
+}
+
+Handle open_dataset(hid_t parent, const std::string& name) {
+  return Handle(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
+}
+
+int64_t read_int_attribute(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  int64_t value = 0;
+  check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), "read attribute " + name);
+  return value;
+}
+
+double read_double_attribute(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  double value = 0;
+  check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), "read attribute " + name);
+  return value;
+}
+
+bool has_attribute(hid_t object, const std::string& name) {
+  return H5Aexists(object, name.c_str()) > 0;
+}
+
 void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t count) {
   if (count == 0) return;
   const hsize_t old_len = series_length(dataset);

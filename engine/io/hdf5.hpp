@@ -62,6 +62,13 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type);
 // Appends values at the end of a series created by create_series.
 void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t count);
 size_t series_length(hid_t dataset);
+// Cuts a series back to its first `length` values (resumed runs drop rows logged after their
+// checkpoint).
+void truncate_series(hid_t dataset, size_t length);
+Handle open_dataset(hid_t parent, const std::string& name);
+int64_t read_int_attribute(hid_t object, const std::string& name);
+double read_double_attribute(hid_t object, const std::string& name);
+bool has_attribute(hid_t object, const std::string& name);
 std::vector<double> read_doubles(hid_t parent, const std::string& name);
 
 }  // namespace engine::io::h5

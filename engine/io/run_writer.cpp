@@ -10,6 +10,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/version.hpp"
+#include "engine/io/tensor_archive.hpp"
 
 namespace engine::io {
 namespace {
@@ -73,6 +74,71 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   flush();
 }
 
+RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_t>& rows_kept,
+                     const std::string& command)
+    : path_(path) {
+  file_ = h5::open_file(path, true);
+  const hid_t root = file_.get();
+  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "resumed_at", iso_timestamp());
+  h5::write_attribute(root, "resume_command", command);
+  const int64_t resumes =
+      h5::has_attribute(root, "resumes") ? h5::read_int_attribute(root, "resumes") : 0;
+  h5::write_attribute(root, "resumes", resumes + 1);
+  metrics_ = h5::require_group(root, "metrics");
+  for (const auto& name : members(metrics_.get())) {
+    auto it = rows_kept.find(name);
+    open_existing_split(name, it == rows_kept.end() ? 0 : it->second);
+  }
+  flush();
+}
+
+void RunWriter::open_existing_split(const std::string& name, int64_t rows_kept) {
+  Split s;
+  s.group = h5::open_group(metrics_.get(), name);
+  for (const auto& column : members(s.group.get())) {
+    auto ds = h5::open_dataset(s.group.get(), column);
+    const size_t length = h5::series_length(ds.get());
+    if (length < static_cast<size_t>(rows_kept)) {
+      throw core::DataError("run file " + path_ + ": /metrics/" + name + "/" + column + " has " +
+                            std::to_string(length) + " rows, the checkpoint expects " +
+                            std::to_string(rows_kept) + "; it is not this checkpoint's run file");
+    }
+    h5::truncate_series(ds.get(), static_cast<size_t>(rows_kept));
+    if (column == "step") s.step = std::move(ds);
+    else if (column == "epoch") s.epoch = std::move(ds);
+    else if (column == "time") s.time = std::move(ds);
+    else s.series.emplace(column, std::move(ds));
+  }
+  if (!s.step || !s.epoch || !s.time) {
+    throw core::DataError("run file " + path_ + ": /metrics/" + name +
+                          " lacks its step, epoch or time series");
+  }
+  s.rows = static_cast<size_t>(rows_kept);
+  splits_.emplace(name, std::move(s));
+}
+
+void RunWriter::record_checkpoint(const std::string& checkpoint_path, int64_t step) {
+  auto group = h5::require_group(file_.get(), "checkpoints");
+  h5::write_attribute(group.get(), checkpoint_path, step);
+  h5::write_attribute(group.get(), "latest", checkpoint_path);
+  flush();
+}
+
+void RunWriter::forget_checkpoint(const std::string& checkpoint_path) {
+  if (!h5::exists(file_.get(), "checkpoints")) return;
+  auto group = h5::open_group(file_.get(), "checkpoints");
+  if (h5::has_attribute(group.get(), checkpoint_path)) {
+    H5Adelete(group.get(), checkpoint_path.c_str());
+  }
+  flush();
+}
+
+void RunWriter::write_stop_reason(const std::string& reason) {
+  h5::write_attribute(file_.get(), "stop_reason", reason);
+  flush();
+}
+
 RunWriter::~RunWriter() {
   // A writer dropped without finish() belongs to a run that ended by an exception that the
   // caller reports; leave status as it is unless finish was called.
@@ -84,10 +150,47 @@ RunWriter::~RunWriter() {
 
 void RunWriter::write_hparams(const std::map<std::string, HParam>& hparams) {
   auto group = h5::require_group(file_.get(), "hparams");
-  for (const auto& [name, value] : hparams) {
-    std::visit([&](const auto& v) { h5::write_attribute(group.get(), name, v); }, value);
-  }
+  io::write_hparams(group.get(), hparams);
   flush();
+}
+
+void write_hparams(hid_t group, const std::map<std::string, HParam>& hparams) {
+  for (const auto& [name, value] : hparams) {
+    std::visit([&](const auto& v) { h5::write_attribute(group, name, v); }, value);
+  }
+}
+
+std::map<std::string, HParam> read_hparams(hid_t group) {
+  std::map<std::string, HParam> out;
+  H5O_info_t info{};
+  H5Oget_info(group, &info);
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    h5::Handle attr(H5Aopen_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT,
+                                   H5P_DEFAULT),
+                    H5Aclose, "open an attribute");
+    const ssize_t size = H5Aget_name(attr.get(), 0, nullptr);
+    std::string name(static_cast<size_t>(std::max<ssize_t>(size, 0)), '\0');
+    H5Aget_name(attr.get(), name.size() + 1, name.data());
+    h5::Handle type(H5Aget_type(attr.get()), H5Tclose, "read an attribute type");
+    switch (H5Tget_class(type.get())) {
+      case H5T_STRING:
+        out[name] = h5::read_string_attribute(group, name);
+        break;
+      case H5T_ENUM: {  // h5py's bool
+        int8_t b = 0;
+        auto memory = h5::bool_type();
+        H5Aread(attr.get(), memory.get(), &b);
+        out[name] = b != 0;
+        break;
+      }
+      default: {
+        double v = 0;
+        H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v);
+        out[name] = v;
+      }
+    }
+  }
+  return out;
 }
 
 RunWriter::Split& RunWriter::split(const std::string& name) {

@@ -36,9 +36,7 @@ hid_t memory_type(torch::ScalarType type) {
   }
 }
 
-Handle open_dataset(hid_t parent, const std::string& name) {
-  return Handle(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
-}
+using h5::open_dataset;
 
 Handle dataset_space(hid_t dataset, const std::vector<hsize_t>& dims) {
   if (dims.empty()) return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace");
@@ -64,7 +62,7 @@ Handle write_scalar(hid_t parent, const std::string& name, hid_t file_type, hid_
 }  // namespace
 
 bool has_attribute(hid_t object, const std::string& name) {
-  return H5Aexists(object, name.c_str()) > 0;
+  return h5::has_attribute(object, name);
 }
 
 void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& tensor) {

@@ -3,7 +3,9 @@
 
 #include <memory>
 
+#include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
+#include "engine/lua/runtime.hpp"
 #include "engine/data/transform.hpp"
 
 namespace engine::lua {
@@ -17,5 +19,9 @@ struct TransformBox {
   static constexpr const char* kTypeName = "Transform";
   std::shared_ptr<const data::Transform> transform;
 };
+
+// Pushes a batch as Lua sees it: {input, target, categorical}, class targets and category ids
+// 1-based.
+void push_batch(lua_State* L, const data::Batch& batch);
 
 }  // namespace engine::lua

@@ -27,7 +27,8 @@ class StackGuard {
 
 const std::set<std::string> kTopLevelFields = {
     "name",      "description", "seed",    "hparams", "model",       "data",           "loss",
-    "optimizer", "scheduler",   "metrics", "trainer", "train_batch", "evaluate_batch", "searcher"};
+    "optimizer", "scheduler",   "metrics", "trainer", "train_batch", "evaluate_batch", "searcher",
+    "callbacks"};
 
 void raw_field(lua_State* L, int table, const char* key) {
   table = absolute_index(L, table);
@@ -64,15 +65,6 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
                               "' in the returned table (known: " + core::join(known) + ")");
     }
   }
-  for (const char* unsupported : {"train_batch", "evaluate_batch"}) {
-    raw_field(L, spec, unsupported);
-    const bool present = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (present) {
-      throw core::ScriptError(path_ + ": '" + unsupported +
-                              "' hooks are not supported yet; remove it to use the built-in step");
-    }
-  }
   raw_field(L, spec, "hparams");
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
@@ -89,6 +81,7 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
 }
 
 TrainScript::~TrainScript() {
+  hooks_.reset();
   lua_State* L = runtime_.state();
   luaL_unref(L, LUA_REGISTRYINDEX, spec_ref_);
   luaL_unref(L, LUA_REGISTRYINDEX, hparams_ref_);
@@ -211,6 +204,90 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
   }
 }
 
+void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const {
+  lua_State* L = runtime_.state();
+  Options o(L, t, "trainer",
+            {"epochs", "steps", "validate_every", "log_every", "checkpoint_every", "keep_checkpoints",
+             "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value", "accumulate",
+             "precision", "early_stopping", "on_nan"});
+  opts.epochs = o.integer("epochs", 1);
+  opts.steps = o.integer("steps", 0);
+  opts.log_every = o.integer("log_every", 50);
+  if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
+    throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
+  }
+  raw_field(L, t, "validate_every");
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
+    if (opts.validate_every_steps < 1)
+      throw core::ScriptError(
+          path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
+  } else if (!lua_isnil(L, -1) &&
+             !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
+    throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a number of steps");
+  }
+  lua_pop(L, 1);
+
+  // checkpoint_every = 'epoch' | N steps | false
+  raw_field(L, t, "checkpoint_every");
+  auto& ck = opts.checkpoint;
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    ck.every_epoch = false;
+    ck.every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
+    if (ck.every_steps < 1)
+      throw core::ScriptError(path_ + ": trainer checkpoint_every must be 'epoch', a positive "
+                                      "number of steps or false");
+  } else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+    ck.every_epoch = false;
+    ck.keep_last = 0;  // no checkpoints at all
+  } else if (!lua_isnil(L, -1) &&
+             !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
+    throw core::ScriptError(path_ +
+                            ": trainer checkpoint_every must be 'epoch', a number of steps or false");
+  }
+  lua_pop(L, 1);
+  if (ck.keep_last != 0) {
+    ck.keep_last = o.integer("keep_checkpoints", 2);
+    if (ck.keep_last < 1) throw core::ScriptError(path_ + ": trainer keep_checkpoints must be >= 1");
+  }
+  if (o.has("keep_best")) ck.keep_best = train::parse_goal(o.string("keep_best", "validation.loss"));
+
+  opts.accumulate = o.integer("accumulate", 1);
+  if (opts.accumulate < 1) throw core::ScriptError(path_ + ": trainer accumulate must be >= 1");
+  opts.precision = train::parse_precision(o.string("precision", "float32"));
+  opts.clip_grad_norm = o.number("clip_grad_norm", 0);
+  opts.clip_norm_type = o.number("clip_norm_type", 2);
+  opts.clip_grad_value = o.number("clip_grad_value", 0);
+  if (opts.clip_grad_norm < 0 || opts.clip_grad_value < 0) {
+    throw core::ScriptError(path_ + ": trainer clip_grad_norm and clip_grad_value must be > 0");
+  }
+  const std::string on_nan = o.string("on_nan", "error");
+  if (on_nan != "error" && on_nan != "skip") {
+    throw core::ScriptError(path_ + ": trainer on_nan must be 'error' or 'skip', got '" + on_nan +
+                            "'");
+  }
+  opts.on_nan = on_nan == "skip" ? train::NanPolicy::kSkip : train::NanPolicy::kError;
+
+  // early_stopping = {metric = 'validation.loss', patience = 3, min_delta = 0, mode = 'min'}
+  raw_field(L, t, "early_stopping");
+  if (lua_istable(L, -1)) {
+    Options es(L, lua_gettop(L), "trainer.early_stopping",
+               {"metric", "patience", "min_delta", "mode"});
+    train::EarlyStopping stopping;
+    stopping.goal = train::parse_goal(es.string("metric", "validation.loss"), es.string("mode", ""));
+    stopping.patience = es.integer("patience", 3);
+    stopping.min_delta = es.number("min_delta", 0);
+    if (stopping.patience < 1 || stopping.min_delta < 0) {
+      throw core::ScriptError(path_ + ": early_stopping patience must be >= 1, min_delta >= 0");
+    }
+    opts.early_stopping = stopping;
+  } else if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))) {
+    throw core::ScriptError(path_ + ": trainer early_stopping must be a table "
+                                    "{metric = 'validation.loss', patience = 3}");
+  }
+  lua_pop(L, 1);
+}
+
 train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
@@ -218,6 +295,11 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   spec.name = name();
   spec.seed = seed;
   spec.device = device;
+  spec.hparams = hparams();
+  hooks_ = std::make_unique<LuaHooks>(runtime_, path_);
+  push_hparams();
+  hooks_->set_ctx_field("hp", -1);
+  lua_pop(L, 1);
 
   // model(hp)
   push_hparams();
@@ -228,6 +310,7 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
                             type_name(L, -1) + ")");
   model->module()->to(device);
   spec.model = model_from(*model);
+  hooks_->set_ctx_field("model", -1);
 
   // data(hp) -> {train = pipeline, validation = pipeline}
   push_hparams();
@@ -248,14 +331,16 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   }
   lua_pop(L, 1);
 
-  // loss, or loss(hp)
+  // loss, or loss(hp); optional when train_batch computes its own
   push_hparams();
   call_field("loss", 1);
-  auto* loss = test<LossBox>(L, -1);
-  if (!loss)
+  if (auto* loss = test<LossBox>(L, -1)) {
+    spec.loss = loss->loss;
+    hooks_->set_ctx_field("loss", -1);
+  } else if (!lua_isnil(L, -1)) {
     throw core::ScriptError(path_ + ": 'loss' must be a loss such as nn.NLLLoss() (got " +
                             type_name(L, -1) + ")");
-  spec.loss = loss->loss;
+  }
   lua_pop(L, 1);
 
   // optimizer(params, hp)
@@ -273,6 +358,8 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
         path_ + ": 'optimizer' must be a function(params, hp) returning an optimizer (got " +
         type_name(L, -1) + ")");
   spec.optimizer = optimizer->optimizer;
+  spec.optimizer_name = optimizer->name;
+  hooks_->set_ctx_field("optimizer", -1);
 
   // scheduler(optimizer, hp), optional
   push_field("scheduler");
@@ -291,26 +378,50 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
       throw core::ScriptError(path_ + ": the scheduler must be built on the optimizer it is given");
     }
     spec.scheduler = scheduler->scheduler;
+    hooks_->set_ctx_field("scheduler", -1);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);  // optimizer
 
-  // metrics = {'accuracy', 'top5'}
+  // metrics = {'accuracy', 'top5', iou = function(output, target) ... end}
   push_field("metrics");
   if (lua_istable(L, -1)) {
-    const size_t n = lua_objlen(L, -1);
+    const int table = lua_gettop(L);
+    const size_t n = lua_objlen(L, table);
     for (size_t i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, static_cast<int>(i));
+      lua_rawgeti(L, table, static_cast<int>(i));
       if (lua_type(L, -1) != LUA_TSTRING)
-        throw core::ScriptError(path_ + ": metrics must be a list of names");
+        throw core::ScriptError(path_ + ": metrics[" + std::to_string(i) +
+                                "] must be a metric name such as 'accuracy'");
       spec.metrics.push_back(lua_tostring(L, -1));
       lua_pop(L, 1);
       train::check_metric_name(spec.metrics.back());
+    }
+    lua_pushnil(L);
+    while (lua_next(L, table) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        const std::string metric = lua_tostring(L, -2);
+        if (!lua_isfunction(L, -1)) {
+          throw core::ScriptError(path_ + ": metrics." + metric +
+                                  " must be a function(output, target) returning a number");
+        }
+        spec.custom_metrics.push_back(hooks_->metric(metric, -1));
+      }
+      lua_pop(L, 1);
     }
   } else if (!lua_isnil(L, -1)) {
     throw core::ScriptError(path_ + ": 'metrics' must be a list of names such as {'accuracy'}");
   }
   lua_pop(L, 1);
+
+  // train_batch, evaluate_batch, callbacks
+  lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
+  hooks_->install(-1, spec);
+  lua_pop(L, 1);
+  if (!spec.loss && !spec.hooks.train_batch) {
+    throw core::ScriptError(path_ + ": the script defines no loss (loss = nn.CrossEntropyLoss(), "
+                                    "or a train_batch hook that computes one)");
+  }
 
   // trainer(hp)
   push_hparams();
@@ -318,39 +429,7 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1))
       throw core::ScriptError(path_ + ": 'trainer' must return a table of options");
-    const int t = lua_gettop(L);
-    Options o(L, t, "trainer",
-              {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
-               "clip_grad_norm", "accumulate", "precision", "early_stopping"});
-    auto& opts = spec.options;
-    opts.epochs = o.integer("epochs", 1);
-    opts.steps = o.integer("steps", 0);
-    opts.log_every = o.integer("log_every", 50);
-    if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
-      throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
-    }
-    raw_field(L, t, "validate_every");
-    if (lua_type(L, -1) == LUA_TNUMBER) {
-      opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
-      if (opts.validate_every_steps < 1)
-        throw core::ScriptError(
-            path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
-    } else if (!lua_isnil(L, -1) &&
-               !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-      throw core::ScriptError(path_ +
-                              ": trainer validate_every must be 'epoch' or a number of steps");
-    }
-    lua_pop(L, 1);
-    // Declared in LUA_API.md, not built yet: only their neutral values are accepted.
-    if (o.integer("accumulate", 1) != 1)
-      throw core::ScriptError(path_ + ": trainer accumulate > 1 is not supported yet");
-    if (o.string("precision", "float32") != "float32")
-      throw core::ScriptError(path_ +
-                              ": trainer precision other than float32 is not supported yet");
-    for (const char* key : {"checkpoint_every", "clip_grad_norm", "early_stopping"}) {
-      if (o.has(key))
-        throw core::ScriptError(path_ + ": trainer option '" + key + "' is not supported yet");
-    }
+    read_trainer_options(lua_gettop(L), spec.options);
   }
   return spec;
 }

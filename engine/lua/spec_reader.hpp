@@ -4,11 +4,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/runtime.hpp"
+#include "engine/lua/train_hooks.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
@@ -35,11 +37,13 @@ class TrainScript {
   // Pushes spec[key](args...) or spec[key] itself when it is not a function; the nargs
   // arguments are on the stack already.
   void call_field(const char* key, int nargs) const;
+  void read_trainer_options(int table, train::TrainerOptions& options) const;
 
   Runtime& runtime_;
   std::string path_;
   int spec_ref_;
   int hparams_ref_;
+  std::unique_ptr<LuaHooks> hooks_;  // the hooks' Lua values; lives as long as the spec runs
 };
 
 }  // namespace engine::lua

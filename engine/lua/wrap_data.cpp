@@ -544,6 +544,25 @@ int p_tostring(lua_State* L) {
   });
 }
 
+}  // namespace
+
+void push_batch(lua_State* L, const data::Batch& batch) {
+  lua_createtable(L, 0, 3);
+  push_tensor(L, batch.input);
+  lua_setfield(L, -2, "input");
+  if (batch.target.defined()) {
+    // Class targets are 1-based in Lua.
+    push_tensor(L, batch.target.scalar_type() == torch::kInt64 ? batch.target + 1 : batch.target);
+    lua_setfield(L, -2, "target");
+  }
+  if (batch.categorical.defined()) {
+    push_tensor(L, batch.categorical + 1);  // 1-based, as nn.Embedding takes them
+    lua_setfield(L, -2, "categorical");
+  }
+}
+
+namespace {
+
 int reader_next(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check<ReaderBox>(L, lua_upvalueindex(1), "iter");
@@ -553,19 +572,7 @@ int reader_next(lua_State* L) {
       lua_pushnil(L);
       return 1;
     }
-    lua_createtable(L, 0, 2);
-    push_tensor(L, batch->input);
-    lua_setfield(L, -2, "input");
-    if (batch->target.defined()) {
-      // Class targets are 1-based in Lua.
-      push_tensor(L,
-                  batch->target.scalar_type() == torch::kInt64 ? batch->target + 1 : batch->target);
-      lua_setfield(L, -2, "target");
-    }
-    if (batch->categorical.defined()) {
-      push_tensor(L, batch->categorical + 1);  // 1-based, as nn.Embedding takes them
-      lua_setfield(L, -2, "categorical");
-    }
+    push_batch(L, *batch);
     return 1;
   });
 }

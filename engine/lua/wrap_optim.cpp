@@ -3,7 +3,6 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/rmsprop.h>
-#include <torch/optim/schedulers/step_lr.h>
 #include <torch/optim/sgd.h>
 
 #include "engine/lua/libraries.hpp"
@@ -126,11 +125,11 @@ int o_rmsprop(lua_State* L) {
   });
 }
 
-int push_scheduler(lua_State* L, OptimizerBox& opt, std::unique_ptr<torch::optim::LRScheduler> s,
-                   const std::string& step_mode, const char* name) {
+int push_scheduler(lua_State* L, OptimizerBox& opt, train::Rate rate, const std::string& step_mode,
+                   const char* name) {
   push_new<SchedulerBox>(
-      L, SchedulerBox{std::make_shared<train::Scheduler>(opt.optimizer, std::move(s),
-                                                         train::parse_step_mode(step_mode), name)});
+      L, SchedulerBox{std::make_shared<train::ClosedFormLR>(
+             opt.optimizer, std::move(rate), train::parse_step_mode(step_mode), name)});
   return 1;
 }
 
@@ -143,8 +142,7 @@ int o_step_lr(lua_State* L) {
       throw ArgumentError("optim.StepLR: option 'step_size' is required and must be >= 1");
     return push_scheduler(
         L, opt,
-        std::make_unique<torch::optim::StepLR>(*opt.optimizer, static_cast<unsigned>(step_size),
-                                               o.number("gamma", 0.1)),
+        train::step_rate(step_size, o.number("gamma", 0.1)),
         o.string("step_mode", "epoch"), "StepLR");
   });
 }
@@ -156,8 +154,7 @@ int o_exponential_lr(lua_State* L) {
     Options o(L, 2, "optim.ExponentialLR", {"gamma", "step_mode"});
     if (!o.has("gamma")) throw ArgumentError("optim.ExponentialLR: option 'gamma' is required");
     return push_scheduler(L, opt,
-                          std::make_unique<train::ClosedFormLR>(
-                              *opt.optimizer, train::exponential_rate(o.number("gamma", 1))),
+                          train::exponential_rate(o.number("gamma", 1)),
                           o.string("step_mode", "epoch"), "ExponentialLR");
   });
 }
@@ -173,8 +170,7 @@ int o_multi_step_lr(lua_State* L) {
     for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
     return push_scheduler(
         L, opt,
-        std::make_unique<train::ClosedFormLR>(
-            *opt.optimizer, train::multi_step_rate(milestones, o.number("gamma", 0.1))),
+        train::multi_step_rate(milestones, o.number("gamma", 0.1)),
         o.string("step_mode", "epoch"), "MultiStepLR");
   });
 }
@@ -186,9 +182,8 @@ int o_cosine_annealing_lr(lua_State* L) {
     Options o(L, 2, "optim.CosineAnnealingLR", {"T_max", "eta_min", "step_mode"});
     if (!o.has("T_max")) throw ArgumentError("optim.CosineAnnealingLR: option 'T_max' is required");
     return push_scheduler(L, opt,
-                          std::make_unique<train::ClosedFormLR>(
-                              *opt.optimizer, train::cosine_annealing_rate(o.integer("T_max", 1),
-                                                                           o.number("eta_min", 0))),
+                          train::cosine_annealing_rate(o.integer("T_max", 1),
+                                                                           o.number("eta_min", 0)),
                           o.string("step_mode", "epoch"), "CosineAnnealingLR");
   });
 }
@@ -200,10 +195,8 @@ int o_linear_lr(lua_State* L) {
     Options o(L, 2, "optim.LinearLR", {"start_factor", "end_factor", "total_iters", "step_mode"});
     return push_scheduler(
         L, opt,
-        std::make_unique<train::ClosedFormLR>(
-            *opt.optimizer,
-            train::linear_rate(o.number("start_factor", 1.0 / 3.0), o.number("end_factor", 1.0),
-                               o.integer("total_iters", 5))),
+        train::linear_rate(o.number("start_factor", 1.0 / 3.0), o.number("end_factor", 1.0),
+                               o.integer("total_iters", 5)),
         o.string("step_mode", "epoch"), "LinearLR");
   });
 }

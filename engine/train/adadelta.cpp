@@ -50,4 +50,38 @@ torch::Tensor Adadelta::step(LossClosure closure) {
   return loss;
 }
 
+void AdadeltaOptions::serialize(torch::serialize::InputArchive& archive) {
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, lr);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, rho);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, eps);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, weight_decay);
+}
+
+void AdadeltaOptions::serialize(torch::serialize::OutputArchive& archive) const {
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(rho);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(eps);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(weight_decay);
+}
+
+void AdadeltaParamState::serialize(torch::serialize::InputArchive& archive) {
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, square_avg);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, acc_delta);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(int64_t, step);
+}
+
+void AdadeltaParamState::serialize(torch::serialize::OutputArchive& archive) const {
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(square_avg);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(acc_delta);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(step);
+}
+
+void Adadelta::save(torch::serialize::OutputArchive& archive) const {
+  torch::optim::serialize<AdadeltaParamState, AdadeltaOptions>(archive, *this);
+}
+
+void Adadelta::load(torch::serialize::InputArchive& archive) {
+  torch::optim::serialize<AdadeltaParamState, AdadeltaOptions>(archive, *this);
+}
+
 }  // namespace engine::train

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <torch/optim/optimizer.h>
+#include <torch/optim/serialize.h>
+#include <torch/serialize/archive.h>
 
 #include <vector>
 
@@ -18,12 +20,18 @@ struct AdadeltaOptions : public torch::optim::OptimizerCloneableOptions<Adadelta
  public:
   double get_lr() const override { return lr(); }
   void set_lr(const double lr) override { this->lr(lr); }
+  void serialize(torch::serialize::InputArchive& archive) override;
+  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<AdadeltaParamState> {
   TORCH_ARG(torch::Tensor, square_avg);
   TORCH_ARG(torch::Tensor, acc_delta);
   TORCH_ARG(int64_t, step) = 0;
+
+ public:
+  void serialize(torch::serialize::InputArchive& archive) override;
+  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 class Adadelta : public torch::optim::Optimizer {
@@ -34,6 +42,9 @@ class Adadelta : public torch::optim::Optimizer {
       : Adadelta({torch::optim::OptimizerParamGroup(std::move(params))}, defaults) {}
 
   torch::Tensor step(LossClosure closure = nullptr) override;
+  // libtorch's optimizer serialization, so checkpoints restore Adadelta like the others
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
 };
 
 }  // namespace engine::train

@@ -1,6 +1,7 @@
 #include "engine/train/metrics.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 
 namespace engine::train {
 namespace {
@@ -13,15 +14,84 @@ int64_t topk_of(const std::string& name) {
   return std::stoll(digits);
 }
 
+bool is_class_count_metric(const std::string& name) {
+  return name == "precision" || name == "recall" || name == "f1";
+}
+
+std::string shape_of(const torch::Tensor& t) {
+  std::vector<std::string> dims;
+  for (auto d : t.sizes()) dims.push_back(std::to_string(d));
+  return dims.empty() ? "a scalar" : core::join(dims, "x");
+}
+
+void check_class_scores(const std::string& metric, const torch::Tensor& output,
+                        const torch::Tensor& target) {
+  if (output.dim() != 2 || target.dim() != 1 || target.size(0) != output.size(0) ||
+      target.is_floating_point()) {
+    throw core::UsageError("metric '" + metric +
+                           "' needs N x C class scores and N class targets, got output " +
+                           shape_of(output) + " and target " + shape_of(target));
+  }
+}
+
+// Mean squared or absolute error over all elements, for targets shaped like the output.
+double regression_error(const std::string& metric, const torch::Tensor& output,
+                        const torch::Tensor& target) {
+  if (output.numel() != target.numel()) {
+    throw core::UsageError("metric '" + metric + "' needs targets shaped like the output, got " +
+                           "output " + shape_of(output) + " and target " + shape_of(target));
+  }
+  auto diff = output.detach().to(torch::kFloat64).reshape(-1) -
+              target.to(torch::kFloat64).reshape(-1);
+  return (metric == "mse" ? diff.square() : diff.abs()).mean().item<double>();
+}
+
+// 3 x C: true positives, false positives, false negatives per class.
+torch::Tensor class_counts(const torch::Tensor& output, const torch::Tensor& target) {
+  check_class_scores("f1", output, target);
+  const int64_t classes = output.size(1);
+  auto predicted = output.argmax(1).cpu();
+  auto truth = target.cpu().to(torch::kInt64);
+  auto hits = predicted.eq(truth);
+  auto tp = torch::bincount(truth.masked_select(hits), {}, classes);
+  auto fp = torch::bincount(predicted, {}, classes) - tp;
+  auto fn = torch::bincount(truth, {}, classes) - tp;
+  return torch::stack({tp, fp, fn}).to(torch::kFloat64);
+}
+
+// Macro averages over the classes that appear among targets or predictions, as scikit-learn's
+// average='macro' does.
+void macro_scores(const torch::Tensor& counts, std::map<std::string, double>& out) {
+  auto c = counts.accessor<double, 2>();
+  double precision = 0, recall = 0, f1 = 0;
+  int64_t classes = 0;
+  for (int64_t k = 0; k < counts.size(1); ++k) {
+    const double tp = c[0][k], fp = c[1][k], fn = c[2][k];
+    if (tp + fp + fn == 0) continue;
+    const double p = tp + fp > 0 ? tp / (tp + fp) : 0;
+    const double r = tp + fn > 0 ? tp / (tp + fn) : 0;
+    precision += p;
+    recall += r;
+    f1 += p + r > 0 ? 2 * p * r / (p + r) : 0;
+    ++classes;
+  }
+  const double n = classes > 0 ? static_cast<double>(classes) : 1;
+  out["precision"] = precision / n;
+  out["recall"] = recall / n;
+  out["f1"] = f1 / n;
+}
+
 }  // namespace
 
 double accuracy(const torch::Tensor& output, const torch::Tensor& target) {
   if (target.numel() == 0) return 0;
+  check_class_scores("accuracy", output, target);
   return output.argmax(1).eq(target).sum().item<double>() / static_cast<double>(target.numel());
 }
 
 double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, int64_t k) {
   if (target.numel() == 0) return 0;
+  check_class_scores("top" + std::to_string(k), output, target);
   k = std::min<int64_t>(k, output.size(1));
   auto top = std::get<1>(output.topk(k, 1));
   return top.eq(target.unsqueeze(1)).any(1).sum().item<double>() /
@@ -29,23 +99,61 @@ double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, i
 }
 
 void check_metric_name(const std::string& name) {
-  if (name == "accuracy" || topk_of(name) > 0) return;
-  throw core::UsageError("unknown metric '" + name + "' (known: accuracy, top<k> such as top5)");
-}
-
-MetricAccumulator::MetricAccumulator(std::vector<std::string> metrics)
-    : metrics_(std::move(metrics)) {
-  for (const auto& m : metrics_) check_metric_name(m);
-}
-
-std::map<std::string, double> MetricAccumulator::evaluate(double loss, const torch::Tensor& output,
-                                                          const torch::Tensor& target) const {
-  std::map<std::string, double> values{{"loss", loss}};
-  for (const auto& m : metrics_) {
-    const int64_t k = topk_of(m);
-    values[m] = k > 0 ? topk_accuracy(output, target, k) : accuracy(output, target);
+  if (name == "accuracy" || topk_of(name) > 0 || is_class_count_metric(name) || name == "mse" ||
+      name == "mae") {
+    return;
   }
-  return values;
+  throw core::UsageError("unknown metric '" + name +
+                         "' (known: accuracy, top<k> such as top5, precision, recall, f1, mse, "
+                         "mae; or name = function(output, target) ... end)");
+}
+
+bool larger_is_better(const std::string& metric) {
+  const auto dot = metric.rfind('.');
+  const std::string name = dot == std::string::npos ? metric : metric.substr(dot + 1);
+  return name == "accuracy" || topk_of(name) > 0 || is_class_count_metric(name);
+}
+
+MetricAccumulator::MetricAccumulator(std::vector<std::string> metrics,
+                                     std::vector<CustomMetric> custom)
+    : metrics_(std::move(metrics)), custom_(std::move(custom)) {
+  for (const auto& m : metrics_) {
+    check_metric_name(m);
+    class_counts_ |= is_class_count_metric(m);
+  }
+}
+
+BatchMetrics MetricAccumulator::evaluate(double loss, const torch::Tensor& output,
+                                         const torch::Tensor& target) const {
+  BatchMetrics out;
+  out.samples = target.defined() && target.dim() > 0 ? target.size(0) : 1;
+  out.means["loss"] = loss;
+  for (const auto& m : metrics_) {
+    if (is_class_count_metric(m)) continue;
+    if (m == "mse" || m == "mae") {
+      out.means[m] = regression_error(m, output, target);
+      continue;
+    }
+    const int64_t k = topk_of(m);
+    out.means[m] = k > 0 ? topk_accuracy(output, target, k) : accuracy(output, target);
+  }
+  for (const auto& c : custom_) out.means[c.name] = c.compute(output, target);
+  if (class_counts_) out.counts = class_counts(output, target);
+  return out;
+}
+
+void MetricAccumulator::add(const BatchMetrics& batch) {
+  add(batch.means, batch.samples);
+  if (!batch.counts.defined()) return;
+  if (!counts_.defined()) {
+    counts_ = batch.counts.clone();
+  } else if (counts_.size(1) < batch.counts.size(1)) {
+    auto grown = batch.counts.clone();
+    grown.narrow(1, 0, counts_.size(1)).add_(counts_);
+    counts_ = grown;
+  } else {
+    counts_.narrow(1, 0, batch.counts.size(1)).add_(batch.counts);
+  }
 }
 
 void MetricAccumulator::add(const std::map<std::string, double>& values, int64_t samples) {
@@ -54,7 +162,7 @@ void MetricAccumulator::add(const std::map<std::string, double>& values, int64_t
 }
 
 void MetricAccumulator::add(double loss, const torch::Tensor& output, const torch::Tensor& target) {
-  add(evaluate(loss, output, target), target.defined() && target.dim() > 0 ? target.size(0) : 1);
+  add(evaluate(loss, output, target));
 }
 
 double MetricAccumulator::average(const std::string& name) const {
@@ -66,12 +174,27 @@ std::map<std::string, double> MetricAccumulator::averages() const {
   std::map<std::string, double> out;
   if (samples_ == 0) return out;
   for (const auto& [name, sum] : sums_) out[name] = sum / static_cast<double>(samples_);
+  if (counts_.defined()) {
+    std::map<std::string, double> scores;
+    macro_scores(counts_, scores);
+    for (const auto& m : metrics_) {
+      if (is_class_count_metric(m)) out[m] = scores[m];
+    }
+  }
   return out;
 }
 
 void MetricAccumulator::reset() {
   sums_.clear();
+  counts_ = torch::Tensor();
   samples_ = 0;
+}
+
+void MetricAccumulator::restore(std::map<std::string, double> sums, int64_t samples,
+                                torch::Tensor counts) {
+  sums_ = std::move(sums);
+  samples_ = samples;
+  counts_ = std::move(counts);
 }
 
 }  // namespace engine::train

@@ -1,9 +1,12 @@
-// Classification metrics named in scripts ("accuracy", "top5", ...), accumulated as sums so
-// that averages over a logging window or a whole split weight every sample equally.
+// Metrics named in scripts ("accuracy", "top5", "f1", "mse", ...) and metrics the script
+// computes itself, accumulated so that averages over a logging window or a whole split weight
+// every sample equally. Precision, recall and F1 are macro averages over the classes seen,
+// computed from confusion counts summed over the window, not averages of per-batch values.
 #pragma once
 
 #include <torch/types.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,27 +20,53 @@ double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, i
 
 // Throws UsageError for an unknown name, listing the known ones.
 void check_metric_name(const std::string& name);
+// Whether a larger value is better: accuracy, top-k, precision, recall, F1; not loss, MSE, MAE.
+bool larger_is_better(const std::string& metric);
+
+// A metric the script defines: its value on one batch, averaged over samples like the others.
+struct CustomMetric {
+  std::string name;
+  std::function<double(const torch::Tensor& output, const torch::Tensor& target)> compute;
+};
+
+// One batch's contribution: per-sample averages, and per-class counts (3 x C: true positives,
+// false positives, false negatives) when precision, recall or F1 are asked for.
+struct BatchMetrics {
+  std::map<std::string, double> means;
+  torch::Tensor counts;
+  int64_t samples = 0;
+};
 
 class MetricAccumulator {
  public:
-  explicit MetricAccumulator(std::vector<std::string> metrics = {});
-  // One batch's values: the loss (a mean over the batch) and the named metrics.
-  std::map<std::string, double> evaluate(double loss, const torch::Tensor& output,
-                                         const torch::Tensor& target) const;
+  explicit MetricAccumulator(std::vector<std::string> metrics = {},
+                             std::vector<CustomMetric> custom = {});
+  // The loss (a mean over the batch) and the named metrics of one batch.
+  BatchMetrics evaluate(double loss, const torch::Tensor& output,
+                        const torch::Tensor& target) const;
+  void add(const BatchMetrics& batch);
   // Adds a batch of `samples` samples whose per-sample averages are `values`.
   void add(const std::map<std::string, double>& values, int64_t samples);
   // evaluate + add in one call.
   void add(double loss, const torch::Tensor& output, const torch::Tensor& target);
   int64_t samples() const { return samples_; }
-  // Averages per sample, keyed "loss", "accuracy", "top5"...; empty when nothing was added.
+  // Averages per sample, keyed "loss", "accuracy", "top5", "f1"...; empty when nothing was added.
   std::map<std::string, double> averages() const;
   // One average; 0 when nothing was added.
   double average(const std::string& name) const;
   void reset();
 
+  // What a checkpoint keeps of a window in progress: sums, sample count, class counts.
+  std::map<std::string, double> sums() const { return sums_; }
+  torch::Tensor counts() const { return counts_; }
+  void restore(std::map<std::string, double> sums, int64_t samples, torch::Tensor counts);
+
  private:
   std::vector<std::string> metrics_;
+  std::vector<CustomMetric> custom_;
+  bool class_counts_ = false;  // precision, recall or f1 asked for
   std::map<std::string, double> sums_;
+  torch::Tensor counts_;  // 3 x C float64, summed
   int64_t samples_ = 0;
 };
 

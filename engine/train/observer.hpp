@@ -8,7 +8,7 @@
 namespace engine::train {
 
 struct MetricRow {
-  std::string split;  // "train" or "validation"
+  std::string split;  // "train", "validation" or "data"
   int64_t step = 0;   // global optimizer step when the row was taken
   double epoch = 0;   // fractional epoch
   double time = 0;    // seconds since the run started
@@ -25,6 +25,7 @@ struct Progress {
   double loss = 0;  // average over the current logging window
   double samples_per_second = 0;
   double eta_seconds = 0;
+  double lr = 0;
 };
 
 struct EpochSummary {
@@ -33,6 +34,7 @@ struct EpochSummary {
   double samples_per_second = 0;
   double loader_wait_fraction = 0;  // time the step waited for data / epoch time
   int64_t skipped_records = 0;      // bad records the training data left out (skip_bad)
+  int64_t nan_skipped = 0;          // batches left out for a NaN or infinite loss (on_nan = 'skip')
   double lr = 0;
   std::map<std::string, double> train;
   std::map<std::string, double> validation;
@@ -44,6 +46,9 @@ class Observer {
   virtual void on_metrics(const MetricRow&) {}
   virtual void on_progress(const Progress&) {}
   virtual void on_epoch_end(const EpochSummary&) {}
+  // A checkpoint was written (renamed into place) / deleted by the keep policy.
+  virtual void on_checkpoint(const std::string& /*path*/, int64_t /*step*/) {}
+  virtual void on_checkpoint_removed(const std::string& /*path*/) {}
 };
 
 }  // namespace engine::train

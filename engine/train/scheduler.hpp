@@ -1,11 +1,12 @@
-// A learning-rate scheduler bound to its optimizer, stepped per epoch or per step
-// (Determined's step modes). Wraps libtorch's schedulers.
+// Learning-rate schedulers bound to their optimizer, stepped per epoch or per step
+// (Determined's step modes), with PyTorch's semantics: after k calls to step() a group's rate is
+// what PyTorch's scheduler gives after k calls. Their state goes into checkpoints.
 #pragma once
 
 #include <torch/optim/optimizer.h>
-#include <torch/optim/schedulers/lr_scheduler.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,41 +18,57 @@ StepMode parse_step_mode(const std::string& name);
 
 class Scheduler {
  public:
-  Scheduler(std::shared_ptr<torch::optim::Optimizer> optimizer,
-            std::unique_ptr<torch::optim::LRScheduler> scheduler, StepMode mode, std::string name);
-  void step() { scheduler_->step(); }
+  Scheduler(std::shared_ptr<torch::optim::Optimizer> optimizer, StepMode mode, std::string name);
+  virtual ~Scheduler() = default;
+  virtual void step() = 0;
+  // ReduceLROnPlateau only: the metric it watches ("validation.loss"), empty for the others...
+  virtual std::string watched_metric() const { return {}; }
+  // ...and its value after each validation.
+  virtual void observe(double /*metric*/) {}
+  // Everything needed to continue the schedule after a restart (the optimizer's rates are
+  // restored with the optimizer).
+  virtual std::map<std::string, double> state() const = 0;
+  virtual void load_state(const std::map<std::string, double>& state) = 0;
+
   StepMode mode() const { return mode_; }
   const std::string& name() const { return name_; }
   const std::shared_ptr<torch::optim::Optimizer>& optimizer() const { return optimizer_; }
 
+ protected:
+  std::shared_ptr<torch::optim::Optimizer> optimizer_;
+
  private:
-  std::shared_ptr<torch::optim::Optimizer> optimizer_;  // kept alive: libtorch holds a reference
-  std::unique_ptr<torch::optim::LRScheduler> scheduler_;
   StepMode mode_;
   std::string name_;
 };
 
-// A schedule given in closed form: each group's rate after t steps is rate(base, t), base being
-// its rate when the scheduler was made. ExponentialLR, MultiStepLR, CosineAnnealingLR and
-// LinearLR, which libtorch 1.13 lacks, are such schedules.
-class ClosedFormLR : public torch::optim::LRScheduler {
- public:
-  using Rate = std::function<double(double base, unsigned t)>;
-  ClosedFormLR(torch::optim::Optimizer& optimizer, Rate rate);
+// A schedule in closed form: each group's rate after t steps is rate(base, t), base being its
+// rate when the scheduler was made. Set at construction for t = 0, as PyTorch does.
+using Rate = std::function<double(double base, int64_t t)>;
 
- protected:
-  std::vector<double> get_lrs() override;
+class ClosedFormLR : public Scheduler {
+ public:
+  ClosedFormLR(std::shared_ptr<torch::optim::Optimizer> optimizer, Rate rate, StepMode mode,
+               std::string name);
+  void step() override;
+  std::map<std::string, double> state() const override { return {{"steps", double(t_)}}; }
+  void load_state(const std::map<std::string, double>& state) override;
+  const Rate& rate() const { return rate_; }
+  int64_t steps() const { return t_; }
 
  private:
+  void apply();
   std::vector<double> base_;
   Rate rate_;
+  int64_t t_ = 0;
 };
 
 // PyTorch's closed forms.
-ClosedFormLR::Rate exponential_rate(double gamma);
-ClosedFormLR::Rate multi_step_rate(std::vector<int64_t> milestones, double gamma);
-ClosedFormLR::Rate cosine_annealing_rate(int64_t t_max, double eta_min);
-ClosedFormLR::Rate linear_rate(double start_factor, double end_factor, int64_t total_iters);
+Rate step_rate(int64_t step_size, double gamma);
+Rate exponential_rate(double gamma);
+Rate multi_step_rate(std::vector<int64_t> milestones, double gamma);
+Rate cosine_annealing_rate(int64_t t_max, double eta_min);
+Rate linear_rate(double start_factor, double end_factor, int64_t total_iters);
 
 // The learning rate of the optimizer's first parameter group.
 double current_lr(const torch::optim::Optimizer& optimizer);

@@ -4,39 +4,107 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
+#include "engine/io/run_writer.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/nn/model.hpp"
+#include "engine/train/metrics.hpp"
 #include "engine/train/scheduler.hpp"
 
 namespace engine::train {
+
+enum class Precision { kFloat32, kBFloat16, kFloat16 };
+Precision parse_precision(const std::string& name);
+std::string precision_name(Precision precision);
+
+// What to do with a NaN or infinite loss: stop the run (default) or leave the batch out.
+enum class NanPolicy { kError, kSkip };
+
+// A metric to watch, "validation.loss" or "train.accuracy", and which way is better.
+struct MetricGoal {
+  std::string split = "validation";
+  std::string name = "loss";
+  bool maximize = false;
+  std::string text() const { return split + "." + name; }
+  bool better(double candidate, double best, double min_delta = 0) const;
+};
+// "validation.accuracy" (the split defaults to validation); mode "min", "max", or "" to infer
+// from the name (accuracy, top-k, precision, recall, F1 are maximised, the rest minimised).
+MetricGoal parse_goal(const std::string& metric, const std::string& mode = "");
+
+struct EarlyStopping {
+  MetricGoal goal;
+  int64_t patience = 3;  // validations without an improvement of at least min_delta
+  double min_delta = 0;
+};
+
+struct CheckpointPolicy {
+  bool every_epoch = true;
+  int64_t every_steps = 0;  // 0: not by steps
+  int64_t keep_last = 2;    // most recent checkpoints kept; older ones are deleted
+  std::optional<MetricGoal> keep_best;  // also keep the best one by this metric
+  std::string folder;                   // where ckpt-<step>.h5 go; empty: no checkpoints
+};
 
 struct TrainerOptions {
   int64_t epochs = 1;                // used when steps is 0
   int64_t steps = 0;                 // total optimizer steps; 0: run `epochs` full epochs
   int64_t validate_every_steps = 0;  // 0: validate at the end of every epoch
   int64_t log_every = 50;            // steps between logged training-metric rows
+  int64_t accumulate = 1;            // batches whose gradients add up to one optimizer step
+  double clip_grad_norm = 0;         // 0: no clipping by norm
+  double clip_norm_type = 2;
+  double clip_grad_value = 0;  // 0: no clipping by value
+  Precision precision = Precision::kFloat32;
+  NanPolicy on_nan = NanPolicy::kError;
+  std::optional<EarlyStopping> early_stopping;
+  CheckpointPolicy checkpoint;
+};
+
+class StepContext;
+
+// What a train_batch / evaluate_batch hook hands back: named values averaged over the batch
+// ("loss" among them), and optionally the output, for the built-in metrics.
+struct BatchResult {
+  std::map<std::string, double> values;
+  torch::Tensor output;
+};
+
+// Script-defined parts of the loop (Determined's train_batch / evaluate_batch, and callbacks).
+// Unset ones fall back to the built-in behaviour.
+struct Hooks {
+  std::function<BatchResult(StepContext&, const data::Batch&)> train_batch;
+  std::function<BatchResult(StepContext&, const data::Batch&)> evaluate_batch;
+  std::function<void(StepContext&)> on_epoch_start;
+  std::function<void(StepContext&, const std::map<std::string, double>&)> on_epoch_end;
+  std::function<void(StepContext&, const std::map<std::string, double>&)> on_validation_end;
+  std::function<void(StepContext&, const std::string& path)> on_checkpoint;
 };
 
 struct TrainSpec {
   std::string name;
   uint64_t seed = 0;
+  std::map<std::string, io::HParam> hparams;  // after overrides; saved in checkpoints
   torch::Device device = torch::kCPU;
   nn::Model model;
   std::optional<data::Pipeline> train_data;
   std::optional<data::Pipeline> validation_data;
   std::shared_ptr<nn::Loss> loss;
   std::shared_ptr<torch::optim::Optimizer> optimizer;
+  std::string optimizer_name;
   std::shared_ptr<Scheduler> scheduler;  // may be null
   std::vector<std::string> metrics;      // besides loss: "accuracy", "top5"...
+  std::vector<CustomMetric> custom_metrics;
   TrainerOptions options;
+  Hooks hooks;
 };
 
 }  // namespace engine::train

@@ -1,13 +1,23 @@
 #include "engine/train/trainer.hpp"
 
+#include <spdlog/spdlog.h>
+#include <torch/nn/utils/clip_grad.h>
+
 #include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
 
 #include "engine/core/errors.hpp"
-#include "engine/core/timer.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
 #include "engine/data/loader.hpp"
+#include "engine/train/checkpoint.hpp"
 
 namespace engine::train {
 namespace {
+
+constexpr int kNanWarnings = 5;  // skipped batches reported one by one; the rest are counted
 
 void check_spec(const TrainSpec& spec) {
   if (!spec.model.module || !spec.model.forward)
@@ -19,28 +29,330 @@ void check_spec(const TrainSpec& spec) {
   if (spec.validation_data && !spec.validation_data->batched()) {
     throw core::UsageError("the 'validation' pipeline must be batched (:batch(n))");
   }
-  if (!spec.loss) throw core::UsageError("the script defines no loss");
+  if (!spec.loss && !spec.hooks.train_batch) throw core::UsageError("the script defines no loss");
   if (!spec.optimizer) throw core::UsageError("the script defines no optimizer");
   if (spec.train_data->size() == 0) throw core::DataError("the 'train' pipeline yields no batch");
+  const auto& o = spec.options;
+  if (o.accumulate < 1) throw core::UsageError("trainer accumulate must be >= 1");
+  if (o.early_stopping && o.early_stopping->goal.split == "validation" && !spec.validation_data) {
+    throw core::UsageError("early_stopping watches " + o.early_stopping->goal.text() +
+                           " but the script has no validation data");
+  }
+  check_precision(o.precision, spec.device);
+}
+
+std::string signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : std::to_string(signal);
+}
+
+std::string format_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 }  // namespace
 
-Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers)
-    : spec_(spec), observers_(std::move(observers)), window_(spec.metrics) {
+bool MetricGoal::better(double candidate, double best, double min_delta) const {
+  if (std::isnan(candidate)) return false;
+  if (std::isnan(best)) return true;
+  return maximize ? candidate > best + min_delta : candidate < best - min_delta;
+}
+
+MetricGoal parse_goal(const std::string& metric, const std::string& mode) {
+  MetricGoal goal;
+  const auto dot = metric.find('.');
+  if (dot == std::string::npos) {
+    goal.name = metric;
+  } else {
+    goal.split = metric.substr(0, dot);
+    goal.name = metric.substr(dot + 1);
+  }
+  if (goal.split != "validation" && goal.split != "train") {
+    throw core::UsageError("metric '" + metric +
+                           "': the split must be 'validation' or 'train' (validation.loss)");
+  }
+  if (goal.name.empty()) throw core::UsageError("metric '" + metric + "' names no metric");
+  if (mode.empty()) {
+    goal.maximize = larger_is_better(goal.name);
+  } else if (mode == "max" || mode == "min") {
+    goal.maximize = mode == "max";
+  } else {
+    throw core::UsageError("mode for '" + metric + "' must be 'min' or 'max', got '" + mode + "'");
+  }
+  return goal;
+}
+
+Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file)
+    : spec_(spec), observers_(std::move(observers)), run_file_(std::move(run_file)) {
   check_spec(spec_);
+  state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
+  state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
+  use_scaler_ = spec_.options.precision == Precision::kFloat16;
+  parameters_ = spec_.model.module->parameters();
+  batches_per_epoch_ = spec_.train_data->size();
+  const int64_t k = spec_.options.accumulate;
+  steps_per_epoch_ = (batches_per_epoch_ + k - 1) / k;
+  const auto& o = spec_.options;
+  total_steps_ = o.steps > 0 ? o.steps : o.epochs * steps_per_epoch_;
+  epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
+}
+
+void Trainer::resume_from(const std::string& checkpoint_path) {
+  auto restored = load_checkpoint(checkpoint_path, spec_);
+  // the accumulators' metric lists come from the script; their sums from the checkpoint
+  MetricAccumulator window(spec_.metrics, spec_.custom_metrics);
+  MetricAccumulator epoch_metrics(spec_.metrics, spec_.custom_metrics);
+  window.restore(restored.window.sums(), restored.window.samples(), restored.window.counts());
+  epoch_metrics.restore(restored.epoch_metrics.sums(), restored.epoch_metrics.samples(),
+                        restored.epoch_metrics.counts());
+  state_ = std::move(restored);
+  state_.window = std::move(window);
+  state_.epoch_metrics = std::move(epoch_metrics);
+  scaler_.restore(state_.grad_scale, state_.grad_scale_tracker);
+  elapsed_before_ = state_.elapsed;
+  last_checkpoint_ = checkpoint_path;
+  for (const auto& [name, value] : state_.last_validation) best_validation_[name] = value;
 }
 
 void Trainer::emit(const MetricRow& row) {
+  ++state_.rows[row.split];
   for (auto* o : observers_) o->on_metrics(row);
 }
 
-void Trainer::log_train_window(int64_t step, double epoch) {
-  if (window_.samples() == 0) return;
-  MetricRow row{"train", step, epoch, clock_.seconds(), window_.averages()};
+double Trainer::fractional_epoch() const {
+  return static_cast<double>(state_.epoch) +
+         static_cast<double>(state_.epoch_batches) / static_cast<double>(batches_per_epoch_);
+}
+
+void Trainer::log_train_window() {
+  if (state_.window.samples() == 0) return;
+  MetricRow row{"train", state_.step, fractional_epoch(), elapsed(), state_.window.averages()};
   row.values["lr"] = current_lr(*spec_.optimizer);
   emit(row);
-  window_.reset();
+  state_.window.reset();
+}
+
+// ---- StepContext ----
+
+bool Trainer::backward(const torch::Tensor& loss) {
+  if (!loss.defined() || !loss.requires_grad()) {
+    throw core::UsageError(
+        "backward needs the loss tensor computed from the model's output (it has no gradient)");
+  }
+  if (!torch::isfinite(loss.detach()).all().item<bool>()) {
+    const std::string where = "at step " + std::to_string(state_.step + 1) + " (epoch " +
+                              std::to_string(state_.epoch + 1) + ", batch " +
+                              std::to_string(state_.epoch_batches + 1) + ")";
+    const std::string what = "the loss is " + format_value(loss.detach().sum().item<double>());
+    if (spec_.options.on_nan == NanPolicy::kError) {
+      throw core::TrainingError(what + " " + where +
+                                "; lower the learning rate, clip gradients (clip_grad_norm) "
+                                "or set on_nan = 'skip' to leave such batches out");
+    }
+    ++state_.epoch_nan_skipped;
+    batch_nan_ = true;
+    if (state_.epoch_nan_skipped <= kNanWarnings) spdlog::warn("{} {}: batch skipped", what, where);
+    return false;
+  }
+  AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward runs outside autocast
+  auto scaled = loss;
+  if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
+  if (use_scaler_) scaled = scaler_.scale(scaled);
+  scaled.backward();
+  return true;
+}
+
+bool Trainer::step() {
+  if (evaluating_) throw core::UsageError("ctx:step() cannot be called in evaluate_batch");
+  if (batch_stepped_) {
+    throw core::UsageError("train_batch called ctx:step() twice for one batch");
+  }
+  batch_stepped_ = true;
+  if (++micro_ < spec_.options.accumulate) return false;
+  optimizer_step();
+  return true;
+}
+
+void Trainer::optimizer_step() {
+  micro_ = 0;
+  const auto& o = spec_.options;
+  bool finite = true;
+  if (use_scaler_) finite = scaler_.unscale(parameters_);
+  if (finite && o.clip_grad_value > 0) torch::nn::utils::clip_grad_value_(parameters_, o.clip_grad_value);
+  if (finite && o.clip_grad_norm > 0) {
+    torch::nn::utils::clip_grad_norm_(parameters_, o.clip_grad_norm, o.clip_norm_type);
+  }
+  if (finite) spec_.optimizer->step();
+  if (use_scaler_) {
+    scaler_.update(finite);
+    state_.grad_scale = scaler_.current_scale();
+    state_.grad_scale_tracker = scaler_.growth_tracker();
+  }
+  spec_.optimizer->zero_grad();
+  ++state_.step;
+  ++steps_here_;
+}
+
+void Trainer::log(const std::map<std::string, double>& values) {
+  for (const auto& [name, value] : values) logged_[name] = value;
+}
+
+void Trainer::stop(const std::string& reason) {
+  stop_ = true;
+  stop_reason_ = reason.empty() ? "stopped by the script at step " + std::to_string(state_.step)
+                                : reason;
+}
+
+// ---- the loop ----
+
+void Trainer::run_batch(const data::Batch& batch) {
+  logged_.clear();
+  batch_stepped_ = false;
+  batch_nan_ = false;
+  BatchResult result;
+  double loss_value = 0;
+  {
+    AutocastScope autocast(spec_.options.precision, spec_.device);
+    if (spec_.hooks.train_batch) {
+      result = spec_.hooks.train_batch(*this, batch);
+    } else {
+      auto input = batch.input.to(spec_.device);
+      auto output = spec_.model.forward(input);
+      auto loss = (*spec_.loss)(output, batch.target.to(spec_.device));
+      loss_value = loss.detach().to(torch::kFloat64).item<double>();
+      backward(loss);
+      result.output = output;
+      result.values["loss"] = loss_value;
+    }
+  }
+  if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
+  const int64_t n = batch.size();
+  state_.epoch_batches += 1;
+  state_.epoch_samples += n;
+  state_.samples_seen += n;
+  window_samples_ += n;
+  if (batch_nan_) return;  // its values would turn every average into NaN
+  torch::NoGradGuard no_grad;
+  BatchMetrics values;
+  if (result.output.defined() && batch.target.defined()) {
+    auto it = result.values.find("loss");
+    values = state_.window.evaluate(it == result.values.end() ? 0.0 : it->second,
+                                    result.output.detach().to(torch::kFloat32),
+                                    batch.target.to(spec_.device));
+  }
+  values.samples = n;
+  for (const auto& [name, value] : result.values) values.means[name] = value;
+  for (const auto& [name, value] : logged_) values.means[name] = value;
+  state_.window.add(values);
+  state_.epoch_metrics.add(values);
+}
+
+void Trainer::after_step() {
+  const auto& o = spec_.options;
+  if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kStep) spec_.scheduler->step();
+  if (!observers_.empty()) {
+    Progress p;
+    p.epoch = state_.epoch + 1;
+    p.epochs = epochs_;
+    p.batch = state_.epoch_batches;
+    p.batches = batches_per_epoch_;
+    p.step = state_.step;
+    p.total_steps = total_steps_;
+    p.loss = state_.window.average("loss");
+    const double window_time = clock_.seconds() - window_start_;
+    p.samples_per_second = window_time > 0 ? window_samples_ / window_time : 0;
+    const double per_step = clock_.seconds() / static_cast<double>(std::max<int64_t>(1, steps_here_));
+    p.eta_seconds = per_step * static_cast<double>(total_steps_ - state_.step);
+    p.lr = current_lr(*spec_.optimizer);
+    for (auto* obs : observers_) obs->on_progress(p);
+  }
+  if (state_.step % std::max<int64_t>(1, o.log_every) == 0) {
+    log_train_window();
+    window_start_ = clock_.seconds();
+    window_samples_ = 0;
+  }
+  if (o.validate_every_steps > 0 && state_.step % o.validate_every_steps == 0) run_validation();
+  if ((o.checkpoint.every_steps > 0 && state_.step % o.checkpoint.every_steps == 0) ||
+      checkpoint_due_) {
+    checkpoint();
+  }
+  check_interrupt();
+}
+
+void Trainer::train_epoch() {
+  const bool fresh = state_.epoch_position == 0 && state_.epoch_batches == 0;
+  if (fresh) {
+    state_.epoch_samples = state_.epoch_skipped = state_.epoch_nan_skipped = 0;
+    state_.epoch_metrics.reset();
+    if (spec_.hooks.on_epoch_start) spec_.hooks.on_epoch_start(*this);
+  }
+  core::Timer epoch_clock;
+  const int64_t samples_before = state_.epoch_samples;
+  const int64_t skipped_before = state_.epoch_skipped;
+  data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position);
+  while (!stop_ && state_.step < total_steps_) {
+    auto batch = reader.next();
+    if (!batch) break;
+    state_.epoch_position = batch->position;
+    state_.epoch_skipped = skipped_before + reader.skipped();
+    const int64_t steps_before = state_.step;
+    run_batch(*batch);
+    if (state_.step != steps_before) after_step();
+  }
+  state_.epoch_skipped = skipped_before + reader.skipped();
+  if (micro_ > 0) {
+    if (!stop_ && state_.step < total_steps_) {
+      optimizer_step();  // the epoch's last, shorter accumulation group
+      after_step();
+    } else {
+      spec_.optimizer->zero_grad();
+      micro_ = 0;
+    }
+  }
+  end_epoch(reader.wait_seconds(), epoch_clock.seconds(), state_.epoch_samples - samples_before);
+}
+
+void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here) {
+  const auto& o = spec_.options;
+  const double epoch_end = fractional_epoch();
+  log_train_window();
+  EpochSummary summary;
+  summary.epoch = state_.epoch + 1;
+  summary.lr = current_lr(*spec_.optimizer);
+  if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kEpoch &&
+      spec_.scheduler->watched_metric().empty()) {
+    spec_.scheduler->step();
+  }
+  if (o.validate_every_steps == 0) run_validation();
+  summary.seconds = epoch_seconds;
+  summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
+  summary.loader_wait_fraction = epoch_seconds > 0 ? loader_wait / epoch_seconds : 0;
+  summary.skipped_records =
+      state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
+  MetricRow data_row{"data",
+                     state_.step,
+                     epoch_end,
+                     elapsed(),
+                     {{"skipped_records", static_cast<double>(summary.skipped_records)},
+                      {"loader_wait_fraction", summary.loader_wait_fraction},
+                      {"samples_per_second", summary.samples_per_second}}};
+  if (state_.epoch_nan_skipped > 0 || o.on_nan == NanPolicy::kSkip) {
+    data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
+  }
+  emit(data_row);
+  summary.train = state_.epoch_metrics.averages();
+  summary.validation = state_.last_validation;
+  summary.nan_skipped = state_.epoch_nan_skipped;
+  for (auto* obs : observers_) obs->on_epoch_end(summary);
+  if (spec_.hooks.on_epoch_end) spec_.hooks.on_epoch_end(*this, summary.train);
+  last_train_ = summary.train;
+  state_.epoch += 1;
+  state_.epoch_position = state_.epoch_batches = 0;
+  state_.epoch_samples = state_.epoch_skipped = state_.epoch_nan_skipped = 0;
+  state_.epoch_metrics.reset();
+  if (o.checkpoint.every_epoch || checkpoint_due_) checkpoint();
+  check_interrupt();
 }
 
 std::map<std::string, double> Trainer::validate() {
@@ -48,14 +360,43 @@ std::map<std::string, double> Trainer::validate() {
   if (!spec_.validation_data) return out;
   torch::NoGradGuard no_grad;
   spec_.model.module->eval();
-  MetricAccumulator acc(spec_.metrics);
+  evaluating_ = true;
+  MetricAccumulator acc(spec_.metrics, spec_.custom_metrics);
   data::EpochReader reader(*spec_.validation_data, spec_.seed, 0);
-  while (auto batch = reader.next()) {
-    auto input = batch->input.to(spec_.device);
-    auto target = batch->target.to(spec_.device);
-    auto output = spec_.model.forward(input);
-    acc.add((*spec_.loss)(output, target).item<double>(), output, target);
+  try {
+    while (auto batch = reader.next()) {
+      logged_.clear();
+      BatchResult result;
+      {
+        AutocastScope autocast(spec_.options.precision, spec_.device);
+        if (spec_.hooks.evaluate_batch) {
+          result = spec_.hooks.evaluate_batch(*this, *batch);
+        } else {
+          result.output = spec_.model.forward(batch->input.to(spec_.device));
+          if (spec_.loss) {
+            result.values["loss"] = (*spec_.loss)(result.output, batch->target.to(spec_.device))
+                                        .to(torch::kFloat64)
+                                        .item<double>();
+          }
+        }
+      }
+      BatchMetrics values;
+      if (result.output.defined() && batch->target.defined()) {
+        auto it = result.values.find("loss");
+        values = acc.evaluate(it == result.values.end() ? 0.0 : it->second,
+                              result.output.to(torch::kFloat32), batch->target.to(spec_.device));
+      }
+      values.samples = batch->size();
+      for (const auto& [name, value] : result.values) values.means[name] = value;
+      for (const auto& [name, value] : logged_) values.means[name] = value;
+      acc.add(values);
+    }
+  } catch (...) {
+    evaluating_ = false;
+    spec_.model.module->train();
+    throw;
   }
+  evaluating_ = false;
   spec_.model.module->train();
   out = acc.averages();
   const int64_t skipped = reader.skipped() + spec_.validation_data->source().skipped_at_load();
@@ -63,107 +404,137 @@ std::map<std::string, double> Trainer::validate() {
   return out;
 }
 
-void Trainer::run_validation(int64_t step, double epoch) {
+void Trainer::track(const MetricGoal& goal, BestTracker& tracker, bool* improved) {
+  const auto& source = goal.split == "validation" ? state_.last_validation : last_train_;
+  auto it = source.find(goal.name);
+  if (it == source.end()) {
+    std::vector<std::string> known;
+    for (const auto& [name, v] : source) known.push_back(goal.split + "." + name);
+    throw core::UsageError("the watched metric " + goal.text() + " is not logged (logged: " +
+                           (known.empty() ? std::string("none") : core::join(known)) + ")");
+  }
+  const double min_delta =
+      spec_.options.early_stopping && &tracker == &state_.early_stopping
+          ? spec_.options.early_stopping->min_delta
+          : 0.0;
+  if (goal.better(it->second, tracker.best, min_delta)) {
+    tracker.best = it->second;
+    tracker.best_step = state_.step;
+    tracker.stale = 0;
+    if (improved) *improved = true;
+  } else {
+    ++tracker.stale;
+  }
+}
+
+void Trainer::run_validation() {
   if (!spec_.validation_data) return;
-  last_validation_ = validate();
-  emit(MetricRow{"validation", step, epoch, clock_.seconds(), last_validation_});
+  state_.last_validation = validate();
+  for (const auto& [name, value] : state_.last_validation) {
+    auto it = best_validation_.find(name);
+    if (it == best_validation_.end() || parse_goal(name).better(value, it->second)) {
+      best_validation_[name] = value;
+    }
+  }
+  emit(MetricRow{"validation", state_.step, fractional_epoch(), elapsed(), state_.last_validation});
+  if (spec_.scheduler && !spec_.scheduler->watched_metric().empty()) {
+    const auto goal = parse_goal(spec_.scheduler->watched_metric());
+    auto it = state_.last_validation.find(goal.name);
+    if (it != state_.last_validation.end()) spec_.scheduler->observe(it->second);
+  }
+  const auto& o = spec_.options;
+  if (o.checkpoint.keep_best && !o.checkpoint.folder.empty()) {
+    bool improved = false;
+    track(*o.checkpoint.keep_best, state_.keep_best, &improved);
+    if (improved) checkpoint_due_ = true;
+  }
+  if (o.early_stopping) {
+    const auto& es = *o.early_stopping;
+    track(es.goal, state_.early_stopping, nullptr);
+    if (state_.early_stopping.stale >= es.patience && !stop_) {
+      stop_ = true;
+      stop_reason_ = "early stopping: " + es.goal.text() + " did not improve for " +
+                     std::to_string(es.patience) + " validations (best " +
+                     format_value(state_.early_stopping.best) + " at step " +
+                     std::to_string(state_.early_stopping.best_step) + ")";
+    }
+  }
+  if (spec_.hooks.on_validation_end) spec_.hooks.on_validation_end(*this, state_.last_validation);
+}
+
+void Trainer::checkpoint() {
+  namespace fs = std::filesystem;
+  const auto& policy = spec_.options.checkpoint;
+  if (policy.folder.empty()) return;
+  const std::string path =
+      (fs::path(policy.folder) / ("ckpt-" + std::to_string(state_.step) + ".h5")).string();
+  const bool best = checkpoint_due_;
+  checkpoint_due_ = false;
+  if (path == last_checkpoint_ && !best) return;
+  std::error_code ec;
+  fs::create_directories(policy.folder, ec);
+  if (ec) throw core::IoError("cannot create checkpoint folder " + policy.folder + ": " + ec.message());
+  // decide what the keep policy deletes before saving, so the saved list is the kept one
+  std::vector<std::string> doomed;
+  auto& kept = state_.checkpoints;
+  kept.erase(std::remove(kept.begin(), kept.end(), path), kept.end());
+  kept.push_back(path);
+  const std::string old_best = state_.best_checkpoint;
+  if (best) state_.best_checkpoint = path;
+  while (static_cast<int64_t>(kept.size()) > std::max<int64_t>(1, policy.keep_last)) {
+    if (kept.front() != state_.best_checkpoint) doomed.push_back(kept.front());
+    kept.erase(kept.begin());
+  }
+  if (best && !old_best.empty() && old_best != path &&
+      std::find(kept.begin(), kept.end(), old_best) == kept.end()) {
+    doomed.push_back(old_best);
+  }
+  state_.elapsed = elapsed();
+  save_checkpoint(path, spec_, state_, run_file_);
+  last_checkpoint_ = path;
+  for (auto* obs : observers_) obs->on_checkpoint(path, state_.step);
+  for (const auto& d : doomed) {
+    if (d == path) continue;
+    fs::remove(d, ec);
+    for (auto* obs : observers_) obs->on_checkpoint_removed(d);
+  }
+  if (spec_.hooks.on_checkpoint) spec_.hooks.on_checkpoint(*this, path);
+}
+
+void Trainer::check_interrupt() {
+  const int signal = core::pending_interrupt();
+  if (signal == 0) return;
+  checkpoint();
+  const std::string reason = "interrupted by " + signal_name(signal) + " at step " +
+                             std::to_string(state_.step) +
+                             (last_checkpoint_.empty() ? "" : "; checkpoint " + last_checkpoint_);
+  throw core::Interrupted(reason, signal);
 }
 
 TrainResult Trainer::run() {
   clock_.reset();
-  core::Timer& clock = clock_;
-  const auto& opts = spec_.options;
-  const auto& train_data = *spec_.train_data;
-  const int64_t batches = train_data.size();
-  const int64_t total_steps = opts.steps > 0 ? opts.steps : opts.epochs * batches;
-  const int64_t epochs = (total_steps + batches - 1) / batches;
-  const int64_t log_every = std::max<int64_t>(1, opts.log_every);
-
-  auto& module = *spec_.model.module;
-  auto& optimizer = *spec_.optimizer;
-  module.train();
-  int64_t step = 0;
-  int64_t epoch = 0;
-  for (; epoch < epochs && step < total_steps; ++epoch) {
-    core::Timer epoch_clock;
-    MetricAccumulator epoch_metrics(spec_.metrics);
-    data::EpochReader reader(train_data, spec_.seed, epoch);
-    int64_t batch_index = 0, samples = 0;
-    double window_samples_start = clock.seconds();
-    int64_t window_samples = 0;
-    while (step < total_steps) {
-      auto batch = reader.next();
-      if (!batch) break;
-      auto input = batch->input.to(spec_.device);
-      auto target = batch->target.to(spec_.device);
-      optimizer.zero_grad();
-      auto output = spec_.model.forward(input);
-      auto loss = (*spec_.loss)(output, target);
-      loss.backward();
-      optimizer.step();
-      if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kStep) spec_.scheduler->step();
-      ++step;
-      ++batch_index;
-      const int64_t n = batch->size();
-      samples += n;
-      window_samples += n;
-      {
-        torch::NoGradGuard no_grad;
-        const double loss_value = loss.item<double>();
-        const auto values = window_.evaluate(loss_value, output.detach(), target);  // once per step
-        window_.add(values, n);
-        epoch_metrics.add(values, n);
-      }
-      const double fractional_epoch = epoch + static_cast<double>(batch_index) / batches;
-      if (!observers_.empty()) {
-        Progress p;
-        p.epoch = epoch + 1;
-        p.epochs = epochs;
-        p.batch = batch_index;
-        p.batches = batches;
-        p.step = step;
-        p.total_steps = total_steps;
-        p.loss = window_.average("loss");
-        const double elapsed = clock.seconds() - window_samples_start;
-        p.samples_per_second = elapsed > 0 ? window_samples / elapsed : 0;
-        const double per_step = clock.seconds() / static_cast<double>(step);
-        p.eta_seconds = per_step * static_cast<double>(total_steps - step);
-        for (auto* o : observers_) o->on_progress(p);
-      }
-      if (step % log_every == 0) log_train_window(step, fractional_epoch);
-      if (opts.validate_every_steps > 0 && step % opts.validate_every_steps == 0) {
-        run_validation(step, fractional_epoch);
-      }
-    }
-    const double epoch_end = epoch + static_cast<double>(batch_index) / batches;
-    log_train_window(step, epoch_end);
-    EpochSummary summary;
-    summary.epoch = epoch + 1;
-    summary.lr = current_lr(optimizer);
-    if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kEpoch) spec_.scheduler->step();
-    if (opts.validate_every_steps == 0) run_validation(step, epoch_end);
-    summary.seconds = epoch_clock.seconds();
-    summary.samples_per_second = summary.seconds > 0 ? samples / summary.seconds : 0;
-    summary.loader_wait_fraction =
-        summary.seconds > 0 ? reader.wait_seconds() / summary.seconds : 0;
-    summary.skipped_records = reader.skipped() + train_data.source().skipped_at_load();
-    // per-epoch data figures: /metrics/data/... in the run file
-    emit(MetricRow{"data",
-                   step,
-                   epoch_end,
-                   clock.seconds(),
-                   {{"skipped_records", static_cast<double>(summary.skipped_records)},
-                    {"loader_wait_fraction", summary.loader_wait_fraction},
-                    {"samples_per_second", summary.samples_per_second}}});
-    summary.train = epoch_metrics.averages();
-    summary.validation = last_validation_;
-    for (auto* o : observers_) o->on_epoch_end(summary);
+  window_start_ = 0;
+  window_samples_ = 0;
+  steps_here_ = 0;
+  spec_.model.module->train();
+  spec_.optimizer->zero_grad();
+  while (!stop_ && state_.step < total_steps_ && state_.epoch < epochs_) train_epoch();
+  if (stop_reason_.empty()) {
+    stop_reason_ = spec_.options.steps > 0
+                       ? "reached " + std::to_string(total_steps_) + " steps"
+                       : "finished " + std::to_string(spec_.options.epochs) + " epochs";
   }
+  if (!spec_.options.checkpoint.folder.empty()) checkpoint();  // the final state
   TrainResult result;
-  result.steps = step;
-  result.epochs = epoch;
-  result.seconds = clock.seconds();
-  result.last_validation = last_validation_;
+  result.steps = state_.step;
+  result.epochs = state_.epoch;
+  result.seconds = elapsed();
+  result.last_train = last_train_;
+  result.last_validation = state_.last_validation;
+  result.best_validation = best_validation_;
+  result.stop_reason = stop_reason_;
+  result.last_checkpoint = last_checkpoint_;
+  result.best_checkpoint = state_.best_checkpoint;
   return result;
 }
 

@@ -1,14 +1,20 @@
-// The training loop: epochs of forward, loss, backward and optimizer step; logging every N
-// steps; validation every epoch or every N steps; learning-rate schedule.
+// The training loop: epochs of batches, each a forward, loss, backward and (every `accumulate`
+// batches) an optimizer step, or the script's train_batch hook; logging every N steps;
+// validation every epoch or every N steps; schedules, early stopping, checkpoints, exact
+// resume and Ctrl-C.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "engine/core/timer.hpp"
-
 #include "engine/train/metrics.hpp"
 #include "engine/train/observer.hpp"
+#include "engine/train/precision.hpp"
 #include "engine/train/spec.hpp"
+#include "engine/train/step_context.hpp"
+#include "engine/train/trainer_state.hpp"
 
 namespace engine::train {
 
@@ -16,26 +22,74 @@ struct TrainResult {
   int64_t steps = 0;
   int64_t epochs = 0;
   double seconds = 0;
+  std::map<std::string, double> last_train;  // the last epoch's averages
   std::map<std::string, double> last_validation;
+  std::map<std::string, double> best_validation;  // each metric's best over the run
+  std::string stop_reason;
+  std::string last_checkpoint;
+  std::string best_checkpoint;
 };
 
-class Trainer {
+class Trainer : public StepContext {
  public:
-  Trainer(TrainSpec& spec, std::vector<Observer*> observers);
+  // run_file: recorded in checkpoints, so that --resume finds the run to continue.
+  Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file = {});
+  // Restores a checkpoint of this script's run: the next run() goes on where it was written.
+  void resume_from(const std::string& checkpoint_path);
   TrainResult run();
   // Runs the whole validation split once; averages per sample.
   std::map<std::string, double> validate();
+  const TrainerState& state() const { return state_; }
+
+  // StepContext
+  TrainSpec& spec() override { return spec_; }
+  bool backward(const torch::Tensor& loss) override;
+  bool step() override;
+  void log(const std::map<std::string, double>& values) override;
+  void stop(const std::string& reason) override;
+  int64_t epoch() const override { return state_.epoch + 1; }
+  int64_t step_index() const override { return state_.step; }
+  bool training() const override { return !evaluating_; }
 
  private:
+  void train_epoch();
+  void run_batch(const data::Batch& batch);
+  void optimizer_step();
+  void after_step();
+  void end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here);
+  void run_validation();
+  void track(const MetricGoal& goal, BestTracker& tracker, bool* improved);
+  void checkpoint();
+  void check_interrupt();
   void emit(const MetricRow& row);
-  void log_train_window(int64_t step, double epoch);
-  void run_validation(int64_t step, double epoch);
+  void log_train_window();
+  double elapsed() const { return elapsed_before_ + clock_.seconds(); }
+  double fractional_epoch() const;
 
   TrainSpec& spec_;
   std::vector<Observer*> observers_;
-  MetricAccumulator window_;
-  std::map<std::string, double> last_validation_;
-  core::Timer clock_;  // since run() started: the time column of metric rows
+  std::string run_file_;
+  TrainerState state_;
+  GradScaler scaler_;
+  bool use_scaler_ = false;
+  int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
+  int64_t micro_ = 0;             // batches in the accumulation group so far
+  bool batch_stepped_ = false;    // ctx:step() was called for the current batch
+  bool batch_nan_ = false;        // the current batch's loss was not finite and was skipped
+  bool checkpoint_due_ = false;   // the next checkpoint is the best one so far
+  bool stop_ = false;
+  bool evaluating_ = false;
+  std::string stop_reason_;
+  std::string last_checkpoint_;
+  std::map<std::string, double> logged_;  // ctx:log values of the current batch
+  std::map<std::string, double> best_validation_;
+  std::map<std::string, double> last_train_;  // the last finished epoch's training averages
+  std::vector<torch::Tensor> parameters_;
+  double elapsed_before_ = 0;  // seconds the run trained before this process (resume)
+  core::Timer clock_;
+  int64_t steps_here_ = 0;
+  double window_start_ = 0;
+  int64_t window_samples_ = 0;
 };
 
 }  // namespace engine::train

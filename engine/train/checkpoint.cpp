@@ -1,0 +1,400 @@
+#include "engine/train/checkpoint.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+#include <torch/serialize/archive.h>
+
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/version.hpp"
+#include "engine/io/hdf5.hpp"
+#include "engine/io/tensor_archive.hpp"
+
+namespace engine::train {
+namespace {
+
+namespace fs = std::filesystem;
+namespace h5 = io::h5;
+
+constexpr int64_t kCheckpointFormat = 1;
+
+std::string shape_text(const torch::Tensor& t) {
+  std::string out;
+  for (auto d : t.sizes()) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "scalar" : out;
+}
+
+// Every tensor of the model under its PyTorch state_dict name.
+std::vector<std::pair<std::string, torch::Tensor>> state_tensors(torch::nn::Module& module) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : module.named_parameters(true)) out.emplace_back(p.key(), p.value());
+  for (const auto& b : module.named_buffers(true)) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+void write_model(hid_t file, torch::nn::Module& module) {
+  auto group = h5::create_group(file, "model");
+  for (const auto& [name, tensor] : state_tensors(module)) io::write_tensor(group.get(), name, tensor);
+}
+
+void read_model(hid_t file, const std::string& path, torch::nn::Module& module) {
+  if (!h5::exists(file, "model")) throw core::DataError(path + ": not a checkpoint (no /model)");
+  auto group = h5::open_group(file, "model");
+  auto tensors = state_tensors(module);
+  std::set<std::string> expected;
+  for (const auto& [name, tensor] : tensors) expected.insert(name);
+  for (const auto& name : io::members(group.get())) {
+    if (!expected.count(name)) {
+      throw core::DataError(path + ": /model/" + name +
+                            " is not a tensor of this script's model; the checkpoint was written "
+                            "for a different model");
+    }
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, tensor] : tensors) {
+    if (!h5::exists(group.get(), name)) {
+      throw core::DataError(path + ": /model/" + name +
+                            " is missing; the checkpoint was written for a different model");
+    }
+    auto saved = io::read_tensor(group.get(), name);
+    if (saved.sizes() != tensor.sizes()) {
+      throw core::DataError(path + ": /model/" + name + " is " + shape_text(saved) +
+                            ", this script's model has " + shape_text(tensor));
+    }
+    tensor.copy_(saved);
+  }
+}
+
+torch::Tensor bytes_tensor(const std::string& bytes) {
+  return torch::from_blob(const_cast<char*>(bytes.data()), {static_cast<int64_t>(bytes.size())},
+                          torch::kUInt8)
+      .clone();
+}
+
+// A readable copy of one parameter's optimizer state (momentum buffers, moments, step counts).
+void write_param_state(hid_t parent, const std::string& name,
+                       const torch::optim::OptimizerParamState& state) {
+  torch::serialize::OutputArchive out;
+  state.serialize(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  const std::string data = bytes.str();
+  torch::serialize::InputArchive in;
+  in.load_from(data.data(), data.size());
+  auto group = h5::create_group(parent, name);
+  for (const auto& key : in.keys()) {
+    c10::IValue value;
+    if (!in.try_read(key, value)) continue;
+    if (value.isTensor()) {
+      io::write_tensor(group.get(), key, value.toTensor());
+    } else if (value.isInt()) {
+      h5::write_attribute(group.get(), key, static_cast<int64_t>(value.toInt()));
+    } else if (value.isDouble()) {
+      h5::write_attribute(group.get(), key, value.toDouble());
+    }
+  }
+}
+
+void write_optimizer(hid_t file, const TrainSpec& spec) {
+  auto group = h5::create_group(file, "optimizer");
+  h5::write_attribute(group.get(), "type", spec.optimizer_name);
+  torch::serialize::OutputArchive archive;
+  spec.optimizer->save(archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  io::write_tensor(group.get(), "archive", bytes_tensor(bytes.str()));
+  // readable: each group's rate, each parameter's state under its model name
+  std::map<const void*, std::string> names;
+  for (const auto& p : spec.model.module->named_parameters(true)) {
+    names[p.value().unsafeGetTensorImpl()] = p.key();
+  }
+  auto groups = h5::create_group(group.get(), "groups");
+  auto states = h5::create_group(group.get(), "state");
+  const auto& state = spec.optimizer->state();
+  int index = 0;
+  for (const auto& g : spec.optimizer->param_groups()) {
+    auto gg = h5::create_group(groups.get(), std::to_string(index++));
+    h5::write_attribute(gg.get(), "lr", g.options().get_lr());
+    h5::write_attribute(gg.get(), "parameters", static_cast<int64_t>(g.params().size()));
+    for (const auto& p : g.params()) {
+      auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      auto name = names.find(p.unsafeGetTensorImpl());
+      if (it == state.end() || name == names.end()) continue;
+      write_param_state(states.get(), name->second, *it->second);
+    }
+  }
+}
+
+void read_optimizer(hid_t file, const std::string& path, TrainSpec& spec) {
+  if (!h5::exists(file, "optimizer")) throw core::DataError(path + ": no /optimizer group");
+  auto group = h5::open_group(file, "optimizer");
+  const auto type = h5::read_string_attribute(group.get(), "type");
+  if (type != spec.optimizer_name) {
+    throw core::DataError(path + ": the checkpoint's optimizer is " + type +
+                          ", the script's is " + spec.optimizer_name);
+  }
+  auto blob = io::read_tensor(group.get(), "archive").contiguous();
+  torch::serialize::InputArchive archive;
+  archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
+                    static_cast<size_t>(blob.numel()));
+  spec.optimizer->load(archive);
+}
+
+std::map<std::string, double> read_double_attributes(hid_t object) {
+  std::map<std::string, double> out;
+  for (const auto& [name, value] : io::read_hparams(object)) {
+    if (const auto* d = std::get_if<double>(&value)) out[name] = *d;
+  }
+  return out;
+}
+
+void write_doubles(hid_t parent, const std::string& name, const std::map<std::string, double>& m) {
+  auto group = h5::create_group(parent, name);
+  for (const auto& [k, v] : m) h5::write_attribute(group.get(), k, v);
+}
+
+void write_accumulator(hid_t parent, const std::string& name, const MetricAccumulator& acc) {
+  auto group = h5::create_group(parent, name);
+  h5::write_attribute(group.get(), "samples", acc.samples());
+  write_doubles(group.get(), "sums", acc.sums());
+  if (acc.counts().defined()) io::write_tensor(group.get(), "class_counts", acc.counts());
+}
+
+void read_accumulator(hid_t parent, const std::string& name, MetricAccumulator& acc) {
+  auto group = h5::open_group(parent, name);
+  auto sums_group = h5::open_group(group.get(), "sums");
+  torch::Tensor counts;
+  if (h5::exists(group.get(), "class_counts")) counts = io::read_tensor(group.get(), "class_counts");
+  acc.restore(read_double_attributes(sums_group.get()),
+              h5::read_int_attribute(group.get(), "samples"), counts);
+}
+
+std::string join_lines(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : "\n") + s;
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+void write_tracker(hid_t group, const std::string& prefix, const BestTracker& t) {
+  h5::write_attribute(group, prefix + "_best", t.best);
+  h5::write_attribute(group, prefix + "_best_step", t.best_step);
+  h5::write_attribute(group, prefix + "_stale", t.stale);
+}
+
+BestTracker read_tracker(hid_t group, const std::string& prefix) {
+  BestTracker t;
+  t.best = h5::read_double_attribute(group, prefix + "_best");
+  t.best_step = h5::read_int_attribute(group, prefix + "_best_step");
+  t.stale = h5::read_int_attribute(group, prefix + "_stale");
+  return t;
+}
+
+const char* const kCounters[] = {"epoch",         "epoch_position",    "epoch_batches",
+                                 "epoch_samples", "epoch_skipped",     "epoch_nan_skipped",
+                                 "step",          "samples_seen",      "grad_scale_tracker"};
+
+int64_t* counter(TrainerState& s, const std::string& name) {
+  if (name == "epoch") return &s.epoch;
+  if (name == "epoch_position") return &s.epoch_position;
+  if (name == "epoch_batches") return &s.epoch_batches;
+  if (name == "epoch_samples") return &s.epoch_samples;
+  if (name == "epoch_skipped") return &s.epoch_skipped;
+  if (name == "epoch_nan_skipped") return &s.epoch_nan_skipped;
+  if (name == "step") return &s.step;
+  if (name == "samples_seen") return &s.samples_seen;
+  return &s.grad_scale_tracker;
+}
+
+void write_trainer(hid_t file, const TrainerState& state) {
+  auto group = h5::create_group(file, "trainer");
+  const hid_t g = group.get();
+  auto& s = const_cast<TrainerState&>(state);
+  for (const char* name : kCounters) h5::write_attribute(g, name, *counter(s, name));
+  h5::write_attribute(g, "elapsed", state.elapsed);
+  h5::write_attribute(g, "grad_scale", state.grad_scale);
+  write_tracker(g, "early_stopping", state.early_stopping);
+  write_tracker(g, "keep_best", state.keep_best);
+  h5::write_attribute(g, "best_checkpoint", state.best_checkpoint);
+  h5::write_attribute(g, "checkpoints", join_lines(state.checkpoints));
+  write_accumulator(g, "window", state.window);
+  write_accumulator(g, "epoch_metrics", state.epoch_metrics);
+  write_doubles(g, "last_validation", state.last_validation);
+  auto rows = h5::create_group(g, "rows");
+  for (const auto& [split, n] : state.rows) h5::write_attribute(rows.get(), split, n);
+  // random generators: libtorch's CPU generator (dropout, random init), and each CUDA device's
+  auto rng = h5::create_group(g, "rng");
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    io::write_tensor(rng.get(), "cpu", gen.get_state());
+  }
+  if (torch::cuda::is_available()) {
+    for (size_t d = 0; d < torch::cuda::device_count(); ++d) {
+      auto gen = at::globalContext().defaultGenerator(
+          c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(d)));
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      io::write_tensor(rng.get(), "cuda" + std::to_string(d), gen.get_state());
+    }
+  }
+}
+
+TrainerState read_trainer(hid_t file, const std::string& path) {
+  if (!h5::exists(file, "trainer")) throw core::DataError(path + ": no /trainer group");
+  auto group = h5::open_group(file, "trainer");
+  const hid_t g = group.get();
+  TrainerState s;
+  for (const char* name : kCounters) *counter(s, name) = h5::read_int_attribute(g, name);
+  s.elapsed = h5::read_double_attribute(g, "elapsed");
+  s.grad_scale = h5::read_double_attribute(g, "grad_scale");
+  s.early_stopping = read_tracker(g, "early_stopping");
+  s.keep_best = read_tracker(g, "keep_best");
+  s.best_checkpoint = h5::read_string_attribute(g, "best_checkpoint");
+  s.checkpoints = split_lines(h5::read_string_attribute(g, "checkpoints"));
+  read_accumulator(g, "window", s.window);
+  read_accumulator(g, "epoch_metrics", s.epoch_metrics);
+  auto last = h5::open_group(g, "last_validation");
+  s.last_validation = read_double_attributes(last.get());
+  auto rows = h5::open_group(g, "rows");
+  for (const auto& [split, n] : read_double_attributes(rows.get())) {
+    s.rows[split] = static_cast<int64_t>(n);
+  }
+  auto rng = h5::open_group(g, "rng");
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(io::read_tensor(rng.get(), "cpu"));
+  }
+  if (torch::cuda::is_available()) {
+    for (size_t d = 0; d < torch::cuda::device_count(); ++d) {
+      const std::string name = "cuda" + std::to_string(d);
+      if (!h5::exists(rng.get(), name)) continue;
+      auto gen = at::globalContext().defaultGenerator(
+          c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(d)));
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(io::read_tensor(rng.get(), name));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const TrainSpec& spec, const TrainerState& state,
+                     const std::string& run_file) {
+  const std::string temporary = path + ".tmp";
+  {
+    auto file = h5::create_file(temporary, true);
+    const hid_t root = file.get();
+    h5::write_attribute(root, "format_version", kCheckpointFormat);
+    h5::write_attribute(root, "engine_version", core::engine_version());
+    h5::write_attribute(root, "torch_version", core::torch_version());
+    h5::write_attribute(root, "name", spec.name);
+    h5::write_attribute(root, "run_file", run_file);
+    h5::write_attribute(root, "seed", static_cast<int64_t>(spec.seed));
+    h5::write_attribute(root, "step", state.step);
+    h5::write_attribute(root, "epoch", state.epoch);
+    h5::write_attribute(root, "created_at", io::iso_timestamp());
+    write_model(root, *spec.model.module);
+    write_optimizer(root, spec);
+    auto scheduler = h5::create_group(root, "scheduler");
+    if (spec.scheduler) {
+      h5::write_attribute(scheduler.get(), "name", spec.scheduler->name());
+      for (const auto& [k, v] : spec.scheduler->state()) h5::write_attribute(scheduler.get(), k, v);
+    }
+    write_trainer(root, state);
+    auto hparams = h5::create_group(root, "hparams");
+    io::write_hparams(hparams.get(), spec.hparams);
+    if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0) throw core::IoError("cannot flush " + temporary);
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) throw core::IoError("cannot rename " + temporary + " to " + path + ": " + ec.message());
+}
+
+TrainerState load_checkpoint(const std::string& path, TrainSpec& spec) {
+  if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
+  auto file = h5::open_file(path, false);
+  const hid_t root = file.get();
+  read_model(root, path, *spec.model.module);
+  read_optimizer(root, path, spec);
+  auto scheduler = h5::open_group(root, "scheduler");
+  const bool saved_scheduler = h5::has_attribute(scheduler.get(), "name");
+  if (saved_scheduler != static_cast<bool>(spec.scheduler) ||
+      (spec.scheduler &&
+       h5::read_string_attribute(scheduler.get(), "name") != spec.scheduler->name())) {
+    throw core::DataError(
+        path + ": the checkpoint's scheduler (" +
+        (saved_scheduler ? h5::read_string_attribute(scheduler.get(), "name") : "none") +
+        ") is not the script's (" + (spec.scheduler ? spec.scheduler->name() : "none") + ")");
+  }
+  if (spec.scheduler) spec.scheduler->load_state(read_double_attributes(scheduler.get()));
+  return read_trainer(root, path);
+}
+
+void load_model_weights(const std::string& path, torch::nn::Module& module) {
+  if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
+  auto file = h5::open_file(path, false);
+  read_model(file.get(), path, module);
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
+  auto file = h5::open_file(path, false);
+  const hid_t root = file.get();
+  if (!h5::has_attribute(root, "run_file") || !h5::exists(root, "trainer")) {
+    throw core::DataError(path + ": not a checkpoint written by engine train");
+  }
+  CheckpointInfo info;
+  info.run_file = h5::read_string_attribute(root, "run_file");
+  info.seed = static_cast<uint64_t>(h5::read_int_attribute(root, "seed"));
+  info.step = h5::read_int_attribute(root, "step");
+  auto hparams = h5::open_group(root, "hparams");
+  info.hparams = io::read_hparams(hparams.get());
+  auto rows = h5::open_group(root, "trainer/rows");
+  for (const auto& [split, n] : read_double_attributes(rows.get())) {
+    info.rows[split] = static_cast<int64_t>(n);
+  }
+  return info;
+}
+
+std::string resolve_checkpoint(const std::string& run_file_or_checkpoint) {
+  const std::string& path = run_file_or_checkpoint;
+  if (!fs::is_regular_file(path)) throw core::UsageError("--resume " + path + ": no such file");
+  auto file = h5::open_file(path, false);
+  const hid_t root = file.get();
+  if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
+  if (!h5::exists(root, "checkpoints")) {
+    throw core::DataError(path + ": neither a checkpoint nor a run file with checkpoints");
+  }
+  auto group = h5::open_group(root, "checkpoints");
+  if (!h5::has_attribute(group.get(), "latest")) {
+    throw core::DataError(path + ": the run wrote no checkpoint yet");
+  }
+  std::string latest = h5::read_string_attribute(group.get(), "latest");
+  if (!fs::exists(latest)) {
+    // the runs folder moved: look beside the run file, in its own folder
+    const fs::path beside = fs::path(path).parent_path() / fs::path(path).stem() /
+                            fs::path(latest).filename();
+    if (!fs::exists(beside)) {
+      throw core::DataError(path + ": its latest checkpoint " + latest + " is missing");
+    }
+    latest = beside.string();
+  }
+  return latest;
+}
+
+}  // namespace engine::train

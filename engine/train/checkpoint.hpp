@@ -1,0 +1,34 @@
+// Checkpoints (HDF5_SCHEMA.md): the model's tensors, the optimizer's state (libtorch's own
+// serialization, plus a readable copy per parameter), the scheduler, the trainer's counters and
+// every random generator's state. Written to a temporary file, then renamed, so a crash never
+// leaves a half-written checkpoint under the final name.
+#pragma once
+
+#include <string>
+
+#include "engine/train/spec.hpp"
+#include "engine/train/trainer_state.hpp"
+
+namespace engine::train {
+
+struct CheckpointInfo {
+  std::string run_file;  // the run file the checkpoint belongs to
+  uint64_t seed = 0;
+  int64_t step = 0;
+  std::map<std::string, io::HParam> hparams;
+  std::map<std::string, int64_t> rows;  // rows per split of the run file at the checkpoint
+};
+
+void save_checkpoint(const std::string& path, const TrainSpec& spec, const TrainerState& state,
+                     const std::string& run_file);
+// Restores the model, optimizer, scheduler and random generators into spec (built from the same
+// script) and returns the trainer's state. A DataError names the checkpoint and what differs.
+TrainerState load_checkpoint(const std::string& path, TrainSpec& spec);
+// The model's tensors only (engine eval, engine predict).
+void load_model_weights(const std::string& path, torch::nn::Module& module);
+// The checkpoint's run file, seed, step and hyperparameters, without loading anything else.
+CheckpointInfo read_checkpoint_info(const std::string& path);
+// A run file's latest checkpoint; a path that is a checkpoint is returned as it is.
+std::string resolve_checkpoint(const std::string& run_file_or_checkpoint);
+
+}  // namespace engine::train

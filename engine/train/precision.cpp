@@ -1,0 +1,104 @@
+#include "engine/train/precision.hpp"
+
+#include <ATen/autocast_mode.h>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::train {
+
+Precision parse_precision(const std::string& name) {
+  if (name == "float32") return Precision::kFloat32;
+  if (name == "bfloat16") return Precision::kBFloat16;
+  if (name == "float16") return Precision::kFloat16;
+  throw core::UsageError("precision must be 'float32', 'bfloat16' or 'float16', got '" + name +
+                         "'");
+}
+
+std::string precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kBFloat16:
+      return "bfloat16";
+    case Precision::kFloat16:
+      return "float16";
+    default:
+      return "float32";
+  }
+}
+
+void check_precision(Precision precision, const torch::Device& device) {
+  if (precision == Precision::kFloat16 && !device.is_cuda()) {
+    throw core::UsageError(
+        "precision 'float16' needs a CUDA device (it relies on a gradient scaler and CUDA "
+        "kernels); on " +
+        device.str() + " use 'bfloat16'");
+  }
+}
+
+AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
+    : cuda_(device.is_cuda()) {
+  was_enabled_ = cuda_ ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+  was_dtype_ =
+      cuda_ ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+  const bool enable = precision != Precision::kFloat32;
+  const auto dtype = precision == Precision::kFloat16 ? at::kHalf : at::kBFloat16;
+  if (cuda_) {
+    at::autocast::set_enabled(enable);
+    if (enable) at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_cpu_enabled(enable);
+    if (enable) at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+  // the nesting count decides when autocast's cast cache is cleared, as torch.autocast does
+  if (enable) at::autocast::increment_nesting();
+  enabled_here_ = enable;
+}
+
+AutocastScope::~AutocastScope() {
+  if (enabled_here_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  if (cuda_) {
+    at::autocast::set_enabled(was_enabled_);
+    at::autocast::set_autocast_gpu_dtype(was_dtype_);
+  } else {
+    at::autocast::set_cpu_enabled(was_enabled_);
+    at::autocast::set_autocast_cpu_dtype(was_dtype_);
+  }
+}
+
+GradScaler::GradScaler(double initial_scale, double growth_factor, double backoff_factor,
+                       int64_t growth_interval)
+    : scale_(initial_scale),
+      growth_(growth_factor),
+      backoff_(backoff_factor),
+      interval_(growth_interval) {}
+
+bool GradScaler::unscale(const std::vector<torch::Tensor>& params) {
+  torch::NoGradGuard no_grad;
+  const double inverse = 1.0 / scale_;
+  bool finite = true;
+  for (const auto& p : params) {
+    auto grad = p.grad();
+    if (!grad.defined()) continue;
+    grad.mul_(inverse);
+    if (finite && !torch::isfinite(grad).all().item<bool>()) finite = false;
+  }
+  return finite;
+}
+
+void GradScaler::update(bool finite) {
+  if (!finite) {
+    scale_ *= backoff_;
+    good_steps_ = 0;
+    return;
+  }
+  if (++good_steps_ >= interval_) {
+    scale_ *= growth_;
+    good_steps_ = 0;
+  }
+}
+
+void GradScaler::restore(double scale, int64_t growth_tracker) {
+  scale_ = scale;
+  good_steps_ = growth_tracker;
+}
+
+}  // namespace engine::train
