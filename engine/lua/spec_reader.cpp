@@ -370,15 +370,17 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
     push_hparams();
     call_field("scheduler", 2);
     auto* scheduler = test<SchedulerBox>(L, -1);
-    if (!scheduler)
+    if (!scheduler && !lua_isnil(L, -1))  // nil: no schedule for these hyperparameters
       throw core::ScriptError(
           path_ + ": 'scheduler' must be a function(optimizer, hp) returning a scheduler (got " +
           type_name(L, -1) + ")");
-    if (scheduler->scheduler->optimizer() != spec.optimizer) {
+    if (scheduler && scheduler->scheduler->optimizer() != spec.optimizer) {
       throw core::ScriptError(path_ + ": the scheduler must be built on the optimizer it is given");
     }
-    spec.scheduler = scheduler->scheduler;
-    hooks_->set_ctx_field("scheduler", -1);
+    if (scheduler) {
+      spec.scheduler = scheduler->scheduler;
+      hooks_->set_ctx_field("scheduler", -1);
+    }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);  // optimizer

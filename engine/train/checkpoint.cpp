@@ -143,6 +143,19 @@ void read_optimizer(hid_t file, const std::string& path, TrainSpec& spec) {
   archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
                     static_cast<size_t>(blob.numel()));
   spec.optimizer->load(archive);
+  // libtorch 1.13's load restores the state but leaves the groups' options as they were built:
+  // the rates (which schedules change) come from the readable copy
+  auto groups = h5::open_group(group.get(), "groups");
+  auto& param_groups = spec.optimizer->param_groups();
+  for (size_t g = 0; g < param_groups.size(); ++g) {
+    const std::string name = std::to_string(g);
+    if (!h5::exists(groups.get(), name)) {
+      throw core::DataError(path + ": /optimizer/groups/" + name +
+                            " is missing; the script's optimizer has more parameter groups");
+    }
+    auto gg = h5::open_group(groups.get(), name);
+    param_groups[g].options().set_lr(h5::read_double_attribute(gg.get(), "lr"));
+  }
 }
 
 std::map<std::string, double> read_double_attributes(hid_t object) {
