@@ -324,6 +324,8 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
       spec_.scheduler->watched_metric().empty()) {
     spec_.scheduler->step();
   }
+  summary.train = state_.epoch_metrics.averages();
+  last_train_ = summary.train;  // before validating: keep_best and early stopping may watch it
   if (o.validate_every_steps == 0) run_validation();
   summary.seconds = epoch_seconds;
   summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
@@ -341,12 +343,10 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
     data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
   }
   emit(data_row);
-  summary.train = state_.epoch_metrics.averages();
   summary.validation = state_.last_validation;
   summary.nan_skipped = state_.epoch_nan_skipped;
   for (auto* obs : observers_) obs->on_epoch_end(summary);
   if (spec_.hooks.on_epoch_end) spec_.hooks.on_epoch_end(*this, summary.train);
-  last_train_ = summary.train;
   state_.epoch += 1;
   state_.epoch_position = state_.epoch_batches = 0;
   state_.epoch_samples = state_.epoch_skipped = state_.epoch_nan_skipped = 0;

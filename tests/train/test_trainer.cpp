@@ -8,50 +8,12 @@
 #include "engine/train/adadelta.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/trainer.hpp"
+#include "tests/train/blob_spec.hpp"
 
 using namespace engine;
+using engine::test::blob_spec;
+using engine::test::Recorder;
 
-namespace {
-
-struct Recorder : train::Observer {
-  std::vector<train::MetricRow> rows;
-  std::vector<train::EpochSummary> epochs;
-  void on_metrics(const train::MetricRow& row) override { rows.push_back(row); }
-  void on_epoch_end(const train::EpochSummary& s) override { epochs.push_back(s); }
-};
-
-// Two separable Gaussian blobs per class: a problem a small MLP learns in a few epochs.
-train::TrainSpec blob_spec(uint64_t seed) {
-  torch::manual_seed(seed);
-  const int64_t n = 256, classes = 4;
-  auto target = torch::arange(n, torch::kInt64) % classes;
-  auto centres = torch::randn({classes, 8}) * 3;
-  auto input = centres.index_select(0, target) + torch::randn({n, 8});
-  auto source = std::make_shared<data::TensorSource>(input, target, "blobs");
-
-  nn::Sequential net;
-  net->push_back(torch::nn::AnyModule(torch::nn::Linear(8, 16)));
-  net->push_back(torch::nn::AnyModule(torch::nn::ReLU()));
-  net->push_back(torch::nn::AnyModule(torch::nn::Linear(16, classes)));
-  net->push_back(torch::nn::AnyModule(torch::nn::LogSoftmax(1)));
-
-  train::TrainSpec spec;
-  spec.name = "blobs";
-  spec.seed = seed;
-  spec.model =
-      nn::Model{net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }};
-  spec.train_data = data::Pipeline(source).shuffle().batch(32);
-  spec.validation_data = data::Pipeline(source).batch(100);
-  spec.loss = std::make_shared<nn::Loss>(nn::Loss::Kind::kNll);
-  spec.optimizer = std::make_shared<torch::optim::SGD>(
-      net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
-  spec.metrics = {"accuracy", "top2"};
-  spec.options.epochs = 4;
-  spec.options.log_every = 3;
-  return spec;
-}
-
-}  // namespace
 
 TEST_CASE("training lowers the loss and logs train and validation rows") {
   auto spec = blob_spec(7);

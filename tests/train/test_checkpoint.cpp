@@ -1,0 +1,150 @@
+// Checkpoints: what they hold, the keep policies, and exact resume inside one process (the
+// command-line tests kill a real process with SIGKILL).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "engine/core/errors.hpp"
+#include "engine/io/hdf5.hpp"
+#include "engine/io/tensor_archive.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/trainer.hpp"
+#include "tests/test_support.hpp"
+#include "tests/train/blob_spec.hpp"
+
+using namespace engine;
+using engine::test::all_weights;
+using engine::test::blob_spec;
+using engine::test::Recorder;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Dropout, Adam, a per-step cosine schedule, accumulation, shuffling, logging windows that
+// straddle checkpoints: everything a resume must restore.
+train::TrainSpec resumable_spec(const std::string& folder) {
+  auto spec = blob_spec(21, 0.3, true);
+  spec.scheduler = std::make_shared<train::ClosedFormLR>(
+      spec.optimizer, train::cosine_annealing_rate(20, 0.0), train::StepMode::kStep,
+      "CosineAnnealingLR");
+  spec.metrics = {"accuracy", "f1"};
+  spec.options.epochs = 4;
+  spec.options.accumulate = 3;  // 8 batches per epoch: steps of 3, 3 and 2 batches
+  spec.options.log_every = 2;
+  spec.options.validate_every_steps = 5;
+  spec.options.checkpoint.folder = folder;
+  spec.options.checkpoint.every_epoch = false;
+  spec.options.checkpoint.every_steps = 4;
+  spec.options.checkpoint.keep_last = 10;
+  return spec;
+}
+
+struct Crash : std::runtime_error {
+  Crash() : std::runtime_error("crash") {}
+};
+
+}  // namespace
+
+TEST_CASE("a run resumed from a mid-epoch checkpoint ends bit for bit like an uninterrupted one") {
+  const auto dir = test::scratch_dir("resume");
+  auto whole = resumable_spec(dir + "/whole");
+  Recorder whole_rows;
+  train::Trainer(whole, {&whole_rows}).run();
+
+  // the same run, crashing at step 10 (after its checkpoint at step 8, mid-epoch 3)
+  auto crashed = resumable_spec(dir + "/crashed");
+  crashed.hooks.on_validation_end = [](train::StepContext& ctx, const auto&) {
+    if (ctx.step_index() == 10) throw Crash();
+  };
+  Recorder before;
+  CHECK_THROWS_AS(train::Trainer(crashed, {&before}).run(), Crash);
+  const std::string checkpoint = dir + "/crashed/ckpt-8.h5";
+  REQUIRE(fs::exists(checkpoint));
+  auto info = train::read_checkpoint_info(checkpoint);
+  CHECK(info.step == 8);
+
+  auto resumed = resumable_spec(dir + "/crashed");
+  torch::manual_seed(12345);  // whatever the generator holds now, the checkpoint's state wins
+  Recorder after;
+  train::Trainer trainer(resumed, {&after});
+  trainer.resume_from(checkpoint);
+  CHECK(trainer.state().step == 8);
+  CHECK(trainer.state().epoch == 2);
+  CHECK(trainer.state().epoch_position == 192);  // steps 7 and 8 of epoch 3: 6 batches of 32
+  trainer.run();
+
+  CHECK(torch::equal(all_weights(resumed), all_weights(whole)));
+  // the rows written before the checkpoint, then the resumed ones: the uninterrupted series
+  Recorder joined;
+  std::map<std::string, int64_t> kept = info.rows;
+  for (const auto& r : before.rows) {
+    if (kept[r.split]-- > 0) joined.rows.push_back(r);
+  }
+  for (const auto& r : after.rows) joined.rows.push_back(r);
+  CHECK((joined.series() == whole_rows.series()));
+}
+
+TEST_CASE("keep_last deletes older checkpoints; keep_best keeps the best one as well") {
+  const auto dir = test::scratch_dir("keep");
+  auto spec = blob_spec(8);
+  spec.options.epochs = 5;
+  spec.options.checkpoint.folder = dir;
+  spec.options.checkpoint.keep_last = 2;
+  spec.options.checkpoint.keep_best = train::parse_goal("validation.loss");
+  Recorder rec;
+  auto result = train::Trainer(spec, {&rec}).run();
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  // the loss falls every epoch here, so the best is the last
+  CHECK(files == std::vector<std::string>{"ckpt-32.h5", "ckpt-40.h5"});
+  CHECK(result.best_checkpoint == dir + "/ckpt-40.h5");
+  CHECK(rec.removed.size() == 3);
+
+  // a best that stops improving stays while newer ones come and go
+  const auto dir2 = test::scratch_dir("keep-best");
+  auto spec2 = blob_spec(8);
+  spec2.options.epochs = 5;
+  spec2.options.checkpoint.folder = dir2;
+  spec2.options.checkpoint.keep_last = 1;
+  spec2.options.checkpoint.keep_best = train::parse_goal("train.loss", "max");  // the first
+  auto result2 = train::Trainer(spec2, {}).run();
+  CHECK(result2.best_checkpoint == dir2 + "/ckpt-8.h5");
+  CHECK(fs::exists(dir2 + "/ckpt-8.h5"));
+  CHECK(fs::exists(dir2 + "/ckpt-40.h5"));
+  CHECK_FALSE(fs::exists(dir2 + "/ckpt-16.h5"));
+}
+
+TEST_CASE("a checkpoint holds the model under PyTorch's names, readable without the engine") {
+  const auto dir = test::scratch_dir("ckpt-layout");
+  auto spec = blob_spec(9, 0, true);
+  spec.options.epochs = 1;
+  spec.options.checkpoint.folder = dir;
+  train::Trainer(spec, {}).run();
+  auto file = io::h5::open_file(dir + "/ckpt-8.h5", false);
+  auto model = io::h5::open_group(file.get(), "model");
+  CHECK(io::members(model.get()) ==
+        std::vector<std::string>{"0.bias", "0.weight", "2.bias", "2.weight"});
+  auto w = io::read_tensor(model.get(), "0.weight");
+  CHECK(torch::equal(w, spec.model.module->named_parameters()["0.weight"]));
+  auto state = io::h5::open_group(file.get(), "optimizer/state/0.weight");
+  CHECK(io::read_tensor(state.get(), "exp_avg").sizes() == w.sizes());
+  CHECK(io::h5::read_int_attribute(file.get(), "step") == 8);
+}
+
+TEST_CASE("loading a checkpoint into another model names the tensor and both shapes") {
+  const auto dir = test::scratch_dir("ckpt-mismatch");
+  auto spec = blob_spec(9);
+  spec.options.epochs = 1;
+  spec.options.checkpoint.folder = dir;
+  train::Trainer(spec, {}).run();
+  torch::nn::Sequential other(torch::nn::Linear(8, 32), torch::nn::ReLU(),
+                              torch::nn::Linear(32, 4));
+  CHECK_THROWS_WITH_AS(train::load_model_weights(dir + "/ckpt-8.h5", *other.ptr()),
+                       doctest::Contains("/model/0.weight is 16x8, this script's model has 32x8"),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(train::load_model_weights(dir + "/nothing.h5", *other.ptr()),
+                       doctest::Contains("does not exist"), core::DataError);
+  CHECK_THROWS_AS(train::resolve_checkpoint(dir + "/nothing.h5"), core::UsageError);
+  CHECK(train::resolve_checkpoint(dir + "/ckpt-8.h5") == dir + "/ckpt-8.h5");
+}
