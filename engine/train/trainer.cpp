@@ -46,6 +46,7 @@ std::string signal_name(int signal) {
 }
 
 std::string format_value(double v) {
+  if (std::isnan(v)) return "nan";  // printf writes -nan for some NaNs
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;

@@ -118,6 +118,71 @@ case "$CASE" in
     expect 0 "epoch 1 done" "validation accuracy" "run file:" -- \
       "$ENGINE" train "$REPO/scripts/fashion_mnist.lua" --set max_steps=40 --out "$WORK/runs"
     ;;
+  resume_kill)
+    # an uninterrupted run, and the same run killed with SIGKILL mid-epoch then resumed
+    tiny
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/whole" \
+      --threads 2 -q >/dev/null 2>&1 || fail "the uninterrupted run failed"
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02 \
+      --out "$WORK/killed" --threads 2 -q >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 200); do   # until its second checkpoint (step 4, in the middle of epoch 1)
+      ls "$WORK"/killed/resume/*/ckpt-4.h5 >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    kill -9 $pid; wait $pid 2>/dev/null
+    run=$(ls "$WORK"/killed/resume/*.h5)
+    h5dump -a /status "$run" | grep -q '"running"' || fail "a killed run's status is not running"
+    expect 0 "resuming 'resume' from" "finished 21 steps" -- \
+      "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" --set delay=0 --threads 2
+    h5dump -a /status "$run" | grep -q '"completed"' || fail "the resumed run did not complete"
+    h5dump -a /resumes "$run" | grep -q '(0): 1' || fail "the resume is not recorded"
+    a=$(series "$WORK"/whole/resume/*.h5); b=$(series "$run")
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "the resumed series differs from the uninterrupted one
+$a
+---
+$b"
+    for t in 1.weight 1.bias 4.weight 4.bias; do
+      x=$(h5dump -d "/model/$t" "$WORK"/whole/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      y=$(h5dump -d "/model/$t" "$(dirname "$run")"/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      [ "$x" = "$y" ] || fail "weights $t differ after resuming"
+    done
+    ;;
+  interrupt)
+    # SIGINT: checkpoint, status interrupted, exit 130; then --resume finishes the run
+    tiny
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02 \
+      --out "$WORK/runs" --threads 2 >out.txt 2>&1 &
+    pid=$!
+    for _ in $(seq 200); do
+      ls "$WORK"/runs/resume/*/ckpt-2.h5 >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat out.txt)"
+    grep -qF "resume with: engine train" out.txt || fail "no resume hint: $(cat out.txt)"
+    run=$(ls "$WORK"/runs/resume/*.h5)
+    h5dump -a /status "$run" | grep -q '"interrupted"' || fail "status is not interrupted"
+    h5dump -a /stop_reason "$run" | grep -q 'interrupted by SIGINT at step' || fail "no stop reason"
+    expect 0 "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" --set delay=0
+    ;;
+  hooks)
+    tiny
+    expect 0 "callback: epoch 1 starts" "callback: validated at step 13, accuracy" \
+      "callback: epoch 1 ends, batch_size 15.68" "callback: checkpoint ckpt-13.h5" \
+      "stopped by the script after epoch 2" "f1" "first_class" -- \
+      "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set stop_after=2 --out "$WORK/runs"
+    run=$(ls "$WORK"/runs/hooks/*.h5)
+    h5dump -d /metrics/validation/f1 "$run" >/dev/null || fail "no validation f1 series"
+    h5dump -a /stop_reason "$run" | grep -q 'stopped by the script after epoch 2' || fail "no stop reason"
+    # a NaN loss: exit 6 naming the step, status failed; with on_nan = 'skip' the run goes on
+    expect 6 "the loss is nan at step 3 (epoch 1, batch 3)" "on_nan = 'skip'" -- \
+      "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set poison=true --out "$WORK/nan"
+    h5dump -a /status "$(ls "$WORK"/nan/hooks/*.h5)" | grep -q '"failed"' || fail "a NaN run is not failed"
+    expect 0 "batch skipped" "1 NaN batches skipped" -- \
+      "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set poison=true \
+      --set on_nan=skip --set epochs=1 --out "$WORK/skip"
+    ;;
   *)
     fail "unknown case"
     ;;
