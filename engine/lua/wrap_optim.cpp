@@ -10,6 +10,7 @@
 #include "engine/lua/optim_value.hpp"
 #include "engine/lua/tensor_value.hpp"
 #include "engine/train/adadelta.hpp"
+#include "engine/train/spec.hpp"
 
 namespace engine::lua {
 namespace {
@@ -201,6 +202,149 @@ int o_linear_lr(lua_State* L) {
   });
 }
 
+// optim.LambdaLR(opt, {lr_lambda = function(t) return factor end, step_mode = 'epoch'}) or
+// optim.LambdaLR(opt, function(t) ... end): base rate times the function's value, computed
+// once per step.
+int o_lambda_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.LambdaLR");
+    std::string mode = "epoch";
+    if (lua_istable(L, 2)) {
+      Options o(L, 2, "optim.LambdaLR", {"lr_lambda", "step_mode"});
+      mode = o.string("step_mode", "epoch");
+      lua_getfield(L, 2, "lr_lambda");
+    } else {
+      lua_pushvalue(L, 2);
+    }
+    if (!lua_isfunction(L, -1)) {
+      throw ArgumentError("optim.LambdaLR: lr_lambda must be a function(step) returning a factor");
+    }
+    // The function stays referenced for the life of the Lua state: a scheduler may be stepped
+    // by the trainer after every Lua value naming it is gone.
+    const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    Runtime* runtime = &Runtime::from(L);
+    auto factor = [runtime, ref](int64_t t) {
+      lua_State* S = runtime->state();
+      const int top = lua_gettop(S);
+      lua_rawgeti(S, LUA_REGISTRYINDEX, ref);
+      lua_pushnumber(S, static_cast<double>(t));
+      runtime->call(1, 1);
+      const bool number = lua_type(S, -1) == LUA_TNUMBER;
+      const double value = number ? lua_tonumber(S, -1) : 0;
+      lua_settop(S, top);
+      if (!number) throw core::ScriptError("optim.LambdaLR: lr_lambda must return a number");
+      return value;
+    };
+    return push_scheduler(L, opt, train::lambda_rate(factor), mode, "LambdaLR");
+  });
+}
+
+// optim.SequentialLR(opt, {schedulers = {s1, s2, ...}, milestones = {m1, ...}}): s1 until step
+// m1, then s2 restarted from its beginning, ... (closed-form schedulers only)
+int o_sequential_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.SequentialLR");
+    Options o(L, 2, "optim.SequentialLR", {"schedulers", "milestones", "step_mode"});
+    std::vector<int64_t> milestones;
+    for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
+    o.push_field("schedulers");
+    if (!lua_istable(L, -1)) {
+      throw ArgumentError("optim.SequentialLR: schedulers must be a list of schedulers");
+    }
+    std::vector<train::Rate> rates;
+    std::vector<double> bases;
+    const int n = static_cast<int>(lua_objlen(L, -1));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      auto* box = test<SchedulerBox>(L, -1);
+      auto* closed = box ? dynamic_cast<train::ClosedFormLR*>(box->scheduler.get()) : nullptr;
+      if (!closed) {
+        throw ArgumentError("optim.SequentialLR: schedulers[" + std::to_string(i) +
+                            "] must be StepLR, MultiStepLR, ExponentialLR, CosineAnnealingLR, "
+                            "LinearLR, LambdaLR or SequentialLR");
+      }
+      if (closed->optimizer() != opt.optimizer) {
+        throw ArgumentError("optim.SequentialLR: schedulers[" + std::to_string(i) +
+                            "] is built on another optimizer");
+      }
+      rates.push_back(closed->rate());
+      if (i == 1) bases = closed->bases();  // the rates before any scheduler touched them
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    push_new<SchedulerBox>(
+        L, SchedulerBox{std::make_shared<train::ClosedFormLR>(
+               opt.optimizer, train::sequential_rate(std::move(rates), std::move(milestones)),
+               train::parse_step_mode(o.string("step_mode", "epoch")), "SequentialLR", bases)});
+    return 1;
+  });
+}
+
+// optim.OneCycleLR(opt, {max_lr, total_steps, pct_start = 0.3, anneal_strategy = 'cos',
+//   cycle_momentum = true, base_momentum = 0.85, max_momentum = 0.95, div_factor = 25,
+//   final_div_factor = 1e4, three_phase = false, step_mode = 'step'})
+int o_one_cycle_lr(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.OneCycleLR");
+    Options o(L, 2, "optim.OneCycleLR",
+              {"max_lr", "total_steps", "pct_start", "anneal_strategy", "cycle_momentum",
+               "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase",
+               "step_mode"});
+    if (!o.has("max_lr") || !o.has("total_steps")) {
+      throw ArgumentError("optim.OneCycleLR: options 'max_lr' and 'total_steps' are required");
+    }
+    train::OneCycleOptions c;
+    c.max_lr = o.number("max_lr", 0);
+    c.total_steps = o.integer("total_steps", 0);
+    c.pct_start = o.number("pct_start", 0.3);
+    const std::string anneal = o.string("anneal_strategy", "cos");
+    if (anneal != "cos" && anneal != "linear") {
+      throw ArgumentError("optim.OneCycleLR: anneal_strategy must be 'cos' or 'linear'");
+    }
+    c.cosine = anneal == "cos";
+    c.cycle_momentum = o.boolean("cycle_momentum", true);
+    c.base_momentum = o.number("base_momentum", 0.85);
+    c.max_momentum = o.number("max_momentum", 0.95);
+    c.div_factor = o.number("div_factor", 25);
+    c.final_div_factor = o.number("final_div_factor", 1e4);
+    c.three_phase = o.boolean("three_phase", false);
+    push_new<SchedulerBox>(L, SchedulerBox{std::make_shared<train::OneCycleLR>(
+                                  opt.optimizer, c,
+                                  train::parse_step_mode(o.string("step_mode", "step")))});
+    return 1;
+  });
+}
+
+// optim.ReduceLROnPlateau(opt, {metric = 'validation.loss', mode = 'min', factor = 0.1,
+//   patience = 10, threshold = 1e-4, threshold_mode = 'rel', cooldown = 0, min_lr = 0,
+//   eps = 1e-8}): the trainer feeds it the metric after every validation
+int o_plateau(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "optim.ReduceLROnPlateau");
+    Options o(L, 2, "optim.ReduceLROnPlateau",
+              {"metric", "mode", "factor", "patience", "threshold", "threshold_mode", "cooldown",
+               "min_lr", "eps"});
+    train::PlateauOptions p;
+    const auto goal = train::parse_goal(o.string("metric", "validation.loss"), o.string("mode", ""));
+    p.metric = goal.text();
+    p.maximize = goal.maximize;
+    p.factor = o.number("factor", 0.1);
+    p.patience = o.integer("patience", 10);
+    p.threshold = o.number("threshold", 1e-4);
+    const std::string mode = o.string("threshold_mode", "rel");
+    if (mode != "rel" && mode != "abs") {
+      throw ArgumentError("optim.ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs'");
+    }
+    p.relative = mode == "rel";
+    p.cooldown = o.integer("cooldown", 0);
+    p.min_lr = o.number("min_lr", 0);
+    p.eps = o.number("eps", 1e-8);
+    push_new<SchedulerBox>(
+        L, SchedulerBox{std::make_shared<train::ReduceLROnPlateau>(opt.optimizer, p)});
+    return 1;
+  });
+}
+
 int opt_step(lua_State* L) {
   return guarded(L, [&] {
     check<OptimizerBox>(L, 1, "step").optimizer->step();
@@ -218,6 +362,21 @@ int opt_zero_grad(lua_State* L) {
 int opt_lr(lua_State* L) {
   return guarded(L, [&] {
     lua_pushnumber(L, train::current_lr(*check<OptimizerBox>(L, 1, "lr").optimizer));
+    return 1;
+  });
+}
+
+// opt:momentum(): SGD's or RMSprop's momentum, Adam's beta1 (first group); nil when none
+int opt_momentum(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "momentum");
+    const auto& groups = opt.optimizer->param_groups();
+    const double m = groups.empty() ? std::nan("") : train::momentum_of(groups.front().options());
+    if (std::isnan(m)) {
+      lua_pushnil(L);
+    } else {
+      lua_pushnumber(L, m);
+    }
     return 1;
   });
 }
@@ -241,9 +400,15 @@ int opt_tostring(lua_State* L) {
   });
 }
 
+// scheduler:step(), or scheduler:step(metric) for ReduceLROnPlateau
 int sched_step(lua_State* L) {
   return guarded(L, [&] {
-    check<SchedulerBox>(L, 1, "step").scheduler->step();
+    auto& scheduler = *check<SchedulerBox>(L, 1, "step").scheduler;
+    if (lua_type(L, 2) == LUA_TNUMBER && !scheduler.watched_metric().empty()) {
+      scheduler.observe(lua_tonumber(L, 2));
+    } else {
+      scheduler.step();
+    }
     return 0;
   });
 }
@@ -258,6 +423,7 @@ int sched_lr(lua_State* L) {
 const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},
                                       {"zero_grad", opt_zero_grad},
                                       {"lr", opt_lr},
+                                      {"momentum", opt_momentum},
                                       {"set_lr", opt_set_lr},
                                       {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
@@ -273,6 +439,10 @@ const luaL_Reg kFunctions[] = {{"SGD", o_sgd},
                                {"MultiStepLR", o_multi_step_lr},
                                {"CosineAnnealingLR", o_cosine_annealing_lr},
                                {"LinearLR", o_linear_lr},
+                               {"LambdaLR", o_lambda_lr},
+                               {"SequentialLR", o_sequential_lr},
+                               {"OneCycleLR", o_one_cycle_lr},
+                               {"ReduceLROnPlateau", o_plateau},
                                {nullptr, nullptr}};
 
 }  // namespace

@@ -235,6 +235,78 @@ describe('closed-form schedulers', function()
   end)
 end)
 
+describe('OneCycleLR, ReduceLROnPlateau, LambdaLR and SequentialLR', function()
+  -- expected: PyTorch 1.13 on SGD(lr = 0.1, momentum = 0.9) or Adam(lr = 0.1), read after
+  -- construction and after each step
+  local function sgd() return optim.SGD({nn.Parameter(torch.zeros(1))}, {lr = 0.1, momentum = 0.9}) end
+  local function trace(opt, sched, steps, read)
+    local out = {read(opt)}
+    for _ = 1, steps do sched:step(); out[#out + 1] = read(opt) end
+    return out
+  end
+  local function same(got, want)
+    equal(#got, #want)
+    for i = 1, #want do near(got[i], want[i], 1e-10) end
+  end
+  local lr = function(o) return o:lr() end
+  local momentum = function(o) return o:momentum() end
+
+  it('OneCycleLR cycles the rate and the momentum as PyTorch does', function()
+    local opt = sgd()
+    local sched = optim.OneCycleLR(opt, {max_lr = 1.0, total_steps = 10})
+    local rates, momenta = {opt:lr()}, {opt:momentum()}
+    for _ = 1, 9 do sched:step(); rates[#rates + 1] = opt:lr(); momenta[#momenta + 1] = opt:momentum() end
+    same(rates, {0.04, 0.52, 1.0, 0.950484632013, 0.81174565395, 0.611262021936, 0.388741978064,
+                 0.18825834605, 0.049519367987, 4e-06})
+    same(momenta, {0.95, 0.9, 0.85, 0.854951556605, 0.868825509907, 0.888873953302, 0.911126046698,
+                   0.931174490093, 0.945048443395, 0.95})
+    local adam = optim.Adam({nn.Parameter(torch.zeros(1))}, {lr = 0.1})
+    local three = optim.OneCycleLR(adam, {max_lr = 1.0, total_steps = 10, three_phase = true,
+                                          anneal_strategy = 'linear'})
+    same(trace(adam, three, 9, lr), {0.04, 0.52, 1.0, 0.52, 0.04, 0.0320008, 0.0240016, 0.0160024,
+                                     0.0080032, 4e-06})
+    same({adam:momentum()}, {0.95})
+    three:step()
+    fails(function() three:step() end, 'total_steps is 10')
+    fails(function() optim.OneCycleLR(opt, {max_lr = 1}) end, "'total_steps' are required")
+    fails(function() optim.OneCycleLR(optim.Adadelta({nn.Parameter(torch.zeros(1))}), {max_lr = 1, total_steps = 5}) end,
+          'cycle_momentum needs an optimizer with momentum')
+  end)
+
+  it('ReduceLROnPlateau cuts the rate after patience validations without improvement', function()
+    local opt = sgd()
+    local sched = optim.ReduceLROnPlateau(opt, {factor = 0.5, patience = 1, cooldown = 1})
+    local got = {}
+    for _, m in ipairs({1.0, 0.9, 0.95, 0.95, 0.95, 0.95, 0.95, 0.8, 0.85, 0.9}) do
+      sched:step(m); got[#got + 1] = opt:lr()
+    end
+    same(got, {0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.0125})
+    fails(function() sched:step() end, 'steps with a metric')
+    fails(function() optim.ReduceLROnPlateau(opt, {metric = 'test.loss'}) end, "must be 'validation' or 'train'")
+  end)
+
+  it('LambdaLR multiplies the base rate by a Lua function of the step, called once per step', function()
+    local opt, calls = sgd(), 0
+    local sched = optim.LambdaLR(opt, {lr_lambda = function(t) calls = calls + 1; return 0.9 ^ t end})
+    same(trace(opt, sched, 4, lr), {0.1, 0.09, 0.081, 0.0729, 0.06561})
+    equal(calls, 5)
+    fails(function() optim.LambdaLR(opt, function() return 'x' end) end, 'must return a number')
+  end)
+
+  it('SequentialLR chains schedulers at milestones', function()
+    local opt = sgd()
+    local warm = optim.LinearLR(opt, {start_factor = 0.1, total_iters = 3})
+    local cosine = optim.CosineAnnealingLR(opt, {T_max = 5})
+    local sched = optim.SequentialLR(opt, {schedulers = {warm, cosine}, milestones = {3}})
+    same(trace(opt, sched, 8, lr), {0.01, 0.04, 0.07, 0.1, 0.090450849719, 0.065450849719,
+                                    0.034549150281, 0.009549150281, 0.0})
+    fails(function() optim.SequentialLR(opt, {schedulers = {warm, cosine}, milestones = {}}) end,
+          'need 1 milestones')
+    fails(function() optim.SequentialLR(opt, {schedulers = {optim.ReduceLROnPlateau(opt)}, milestones = {}}) end,
+          'schedulers[1] must be')
+  end)
+end)
+
 describe('Adagrad and RMSprop', function()
   it('follow PyTorch step for step', function()
     -- expected: torch.optim.Adagrad / RMSprop (PyTorch 1.13) with the same options, three steps

@@ -198,3 +198,16 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint and stops with Interrup
   CHECK(std::filesystem::exists(dir + "/ckpt-8.h5"));
   CHECK_FALSE(std::filesystem::exists(dir + "/ckpt-8.h5.tmp"));
 }
+
+TEST_CASE("ReduceLROnPlateau gets the watched validation metric after every validation") {
+  auto spec = blob_spec(7);
+  train::PlateauOptions p;
+  p.metric = "validation.loss";
+  p.maximize = true;  // the loss falls, so after the first validation it never "improves"
+  p.patience = 0;
+  p.factor = 0.5;
+  spec.scheduler = std::make_shared<train::ReduceLROnPlateau>(spec.optimizer, p);
+  spec.options.epochs = 4;
+  train::Trainer(spec, {}).run();
+  CHECK(train::current_lr(*spec.optimizer) == doctest::Approx(0.05 * 0.125));
+}
