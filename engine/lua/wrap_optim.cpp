@@ -2,6 +2,7 @@
 #include <torch/optim/adagrad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
+#include <torch/optim/lbfgs.h>
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
@@ -16,62 +17,121 @@ namespace engine::lua {
 namespace {
 
 // Parameters from a Lua list of tensors, or from a module.
-std::vector<torch::Tensor> parameter_list(lua_State* L, int index, const char* function) {
+std::vector<torch::Tensor> parameter_list(lua_State* L, int index, const std::string& function) {
   if (auto* module = test_module(L, index)) return module->module()->parameters();
-  return tensor_list(L, index, function);
+  return tensor_list(L, index, function.c_str());
 }
 
-void check_positive(double v, const char* function, const char* what) {
-  if (!(v >= 0)) throw ArgumentError(std::string(function) + ": " + what + " must be >= 0");
+void check_positive(double v, const std::string& function, const char* what) {
+  if (!(v >= 0)) throw ArgumentError(function + ": " + what + " must be >= 0");
+}
+
+// Whether the first argument is a list of parameter groups {{params = ..., lr = ...}, ...}
+// rather than a list of tensors or a module.
+bool is_group_list(lua_State* L, int index) {
+  if (!lua_istable(L, index) || test_module(L, index)) return false;
+  lua_rawgeti(L, index, 1);
+  bool groups = false;
+  if (lua_istable(L, -1) && !test_module(L, -1)) {
+    lua_getfield(L, -1, "params");
+    groups = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return groups;
+}
+
+// Builds any optimizer the same way: options at argument 2 over the optimizer's defaults;
+// argument 1 a module, a list of tensors, or parameter groups whose own options override
+// argument 2's for their parameters (PyTorch's per-parameter options).
+//   read(Options&, const Opts& fallback) -> Opts
+template <class Optimizer, class Opts, class Read>
+int build_optimizer(lua_State* L, const std::string& name, const char* short_name,
+                    std::vector<const char*> keys, const Opts& base, Read read) {
+  Options o(L, 2, name, keys);
+  const Opts defaults = read(o, base);
+  std::shared_ptr<Optimizer> optimizer;
+  if (is_group_list(L, 1)) {
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    auto group_keys = keys;
+    group_keys.push_back("params");
+    const int n = static_cast<int>(lua_objlen(L, 1));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 1, i);
+      const int entry = lua_gettop(L);
+      const std::string where = name + " group " + std::to_string(i);
+      if (!lua_istable(L, entry)) {
+        throw ArgumentError(where + ": expected a table {params = ..., options...}");
+      }
+      Options g(L, entry, where, group_keys);
+      lua_getfield(L, entry, "params");
+      auto params = parameter_list(L, lua_gettop(L), where + " params");
+      lua_pop(L, 1);
+      groups.emplace_back(std::move(params), std::make_unique<Opts>(read(g, defaults)));
+      lua_pop(L, 1);
+    }
+    optimizer = std::make_shared<Optimizer>(std::move(groups), defaults);
+  } else {
+    optimizer = std::make_shared<Optimizer>(parameter_list(L, 1, name), defaults);
+  }
+  push_new<OptimizerBox>(L, OptimizerBox{optimizer, short_name});
+  return 1;
 }
 
 int o_sgd(lua_State* L) {
   return guarded(L, [&] {
-    auto params = parameter_list(L, 1, "optim.SGD");
-    Options o(L, 2, "optim.SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"});
-    if (!o.has("lr")) throw ArgumentError("optim.SGD: option 'lr' is required");
-    torch::optim::SGDOptions opts(o.number("lr", 0));
-    opts.momentum(o.number("momentum", 0))
-        .dampening(o.number("dampening", 0))
-        .weight_decay(o.number("weight_decay", 0))
-        .nesterov(o.boolean("nesterov", false));
-    check_positive(opts.lr(), "optim.SGD", "lr");
-    push_new<OptimizerBox>(L,
-                           OptimizerBox{std::make_shared<torch::optim::SGD>(params, opts), "SGD"});
-    return 1;
+    if (!is_group_list(L, 1)) {
+      Options o(L, 2, "optim.SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"});
+      if (!o.has("lr")) throw ArgumentError("optim.SGD: option 'lr' is required");
+    }
+    return build_optimizer<torch::optim::SGD>(
+        L, "optim.SGD", "SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"},
+        torch::optim::SGDOptions(0),
+        [](const Options& o, const torch::optim::SGDOptions& d) {
+          torch::optim::SGDOptions opts(o.number("lr", d.lr()));
+          opts.momentum(o.number("momentum", d.momentum()))
+              .dampening(o.number("dampening", d.dampening()))
+              .weight_decay(o.number("weight_decay", d.weight_decay()))
+              .nesterov(o.boolean("nesterov", d.nesterov()));
+          check_positive(opts.lr(), "optim.SGD", "lr");
+          return opts;
+        });
   });
 }
 
 int o_adadelta(lua_State* L) {
   return guarded(L, [&] {
-    auto params = parameter_list(L, 1, "optim.Adadelta");
-    Options o(L, 2, "optim.Adadelta", {"lr", "rho", "eps", "weight_decay"});
-    train::AdadeltaOptions opts(o.number("lr", 1.0));
-    opts.rho(o.number("rho", 0.9))
-        .eps(o.number("eps", 1e-6))
-        .weight_decay(o.number("weight_decay", 0));
-    push_new<OptimizerBox>(
-        L, OptimizerBox{std::make_shared<train::Adadelta>(params, opts), "Adadelta"});
-    return 1;
+    return build_optimizer<train::Adadelta>(
+        L, "optim.Adadelta", "Adadelta", {"lr", "rho", "eps", "weight_decay"},
+        train::AdadeltaOptions(1.0), [](const Options& o, const train::AdadeltaOptions& d) {
+          train::AdadeltaOptions opts(o.number("lr", d.lr()));
+          opts.rho(o.number("rho", d.rho()))
+              .eps(o.number("eps", d.eps()))
+              .weight_decay(o.number("weight_decay", d.weight_decay()));
+          return opts;
+        });
   });
 }
 
 template <class Optimizer, class Opts>
 int adam_like(lua_State* L, const char* name, const char* short_name, double default_decay) {
   return guarded(L, [&] {
-    auto params = parameter_list(L, 1, name);
-    Options o(L, 2, name, {"lr", "betas", "eps", "weight_decay", "amsgrad"});
-    auto betas = o.numbers("betas", {0.9, 0.999});
-    if (betas.size() != 2)
-      throw ArgumentError(std::string(name) + ": betas must be a pair of numbers");
-    Opts opts(o.number("lr", 1e-3));
-    opts.betas({betas[0], betas[1]})
-        .eps(o.number("eps", 1e-8))
-        .weight_decay(o.number("weight_decay", default_decay))
-        .amsgrad(o.boolean("amsgrad", false));
-    check_positive(opts.lr(), name, "lr");
-    push_new<OptimizerBox>(L, OptimizerBox{std::make_shared<Optimizer>(params, opts), short_name});
-    return 1;
+    Opts base(1e-3);
+    base.weight_decay(default_decay);
+    return build_optimizer<Optimizer>(
+        L, name, short_name, {"lr", "betas", "eps", "weight_decay", "amsgrad"}, base,
+        [name](const Options& o, const Opts& d) {
+          auto betas = o.numbers("betas", {std::get<0>(d.betas()), std::get<1>(d.betas())});
+          if (betas.size() != 2)
+            throw ArgumentError(std::string(name) + ": betas must be a pair of numbers");
+          Opts opts(o.number("lr", d.lr()));
+          opts.betas({betas[0], betas[1]})
+              .eps(o.number("eps", d.eps()))
+              .weight_decay(o.number("weight_decay", d.weight_decay()))
+              .amsgrad(o.boolean("amsgrad", d.amsgrad()));
+          check_positive(opts.lr(), name, "lr");
+          return opts;
+        });
   });
 }
 
@@ -87,20 +147,23 @@ int o_adamw(lua_State* L) {
 //                        initial_accumulator_value = 0, eps = 1e-10}): libtorch's, as PyTorch's
 int o_adagrad(lua_State* L) {
   return guarded(L, [&] {
-    auto params = parameter_list(L, 1, "optim.Adagrad");
-    Options o(L, 2, "optim.Adagrad",
-              {"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"});
-    torch::optim::AdagradOptions opts(o.number("lr", 1e-2));
-    opts.lr_decay(o.number("lr_decay", 0))
-        .weight_decay(o.number("weight_decay", 0))
-        .initial_accumulator_value(o.number("initial_accumulator_value", 0))
-        .eps(o.number("eps", 1e-10));
-    check_positive(opts.lr(), "optim.Adagrad", "lr");
-    check_positive(opts.lr_decay(), "optim.Adagrad", "lr_decay");
-    check_positive(opts.initial_accumulator_value(), "optim.Adagrad", "initial_accumulator_value");
-    push_new<OptimizerBox>(
-        L, OptimizerBox{std::make_shared<torch::optim::Adagrad>(params, opts), "Adagrad"});
-    return 1;
+    return build_optimizer<torch::optim::Adagrad>(
+        L, "optim.Adagrad", "Adagrad",
+        {"lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"},
+        torch::optim::AdagradOptions(1e-2),
+        [](const Options& o, const torch::optim::AdagradOptions& d) {
+          torch::optim::AdagradOptions opts(o.number("lr", d.lr()));
+          opts.lr_decay(o.number("lr_decay", d.lr_decay()))
+              .weight_decay(o.number("weight_decay", d.weight_decay()))
+              .initial_accumulator_value(
+                  o.number("initial_accumulator_value", d.initial_accumulator_value()))
+              .eps(o.number("eps", d.eps()));
+          check_positive(opts.lr(), "optim.Adagrad", "lr");
+          check_positive(opts.lr_decay(), "optim.Adagrad", "lr_decay");
+          check_positive(opts.initial_accumulator_value(), "optim.Adagrad",
+                         "initial_accumulator_value");
+          return opts;
+        });
   });
 }
 
@@ -108,21 +171,58 @@ int o_adagrad(lua_State* L) {
 //                        centered = false}): libtorch's, as PyTorch's
 int o_rmsprop(lua_State* L) {
   return guarded(L, [&] {
-    auto params = parameter_list(L, 1, "optim.RMSprop");
-    Options o(L, 2, "optim.RMSprop",
-              {"lr", "alpha", "eps", "weight_decay", "momentum", "centered"});
-    torch::optim::RMSpropOptions opts(o.number("lr", 1e-2));
-    opts.alpha(o.number("alpha", 0.99))
-        .eps(o.number("eps", 1e-8))
-        .weight_decay(o.number("weight_decay", 0))
-        .momentum(o.number("momentum", 0))
-        .centered(o.boolean("centered", false));
-    check_positive(opts.lr(), "optim.RMSprop", "lr");
-    check_positive(opts.alpha(), "optim.RMSprop", "alpha");
-    check_positive(opts.momentum(), "optim.RMSprop", "momentum");
-    push_new<OptimizerBox>(
-        L, OptimizerBox{std::make_shared<torch::optim::RMSprop>(params, opts), "RMSprop"});
-    return 1;
+    return build_optimizer<torch::optim::RMSprop>(
+        L, "optim.RMSprop", "RMSprop",
+        {"lr", "alpha", "eps", "weight_decay", "momentum", "centered"},
+        torch::optim::RMSpropOptions(1e-2),
+        [](const Options& o, const torch::optim::RMSpropOptions& d) {
+          torch::optim::RMSpropOptions opts(o.number("lr", d.lr()));
+          opts.alpha(o.number("alpha", d.alpha()))
+              .eps(o.number("eps", d.eps()))
+              .weight_decay(o.number("weight_decay", d.weight_decay()))
+              .momentum(o.number("momentum", d.momentum()))
+              .centered(o.boolean("centered", d.centered()));
+          check_positive(opts.lr(), "optim.RMSprop", "lr");
+          check_positive(opts.alpha(), "optim.RMSprop", "alpha");
+          check_positive(opts.momentum(), "optim.RMSprop", "momentum");
+          return opts;
+        });
+  });
+}
+
+// optim.LBFGS(params, {lr = 1, max_iter = 20, max_eval = max_iter * 5 / 4,
+//   tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100,
+//   line_search_fn = 'strong_wolfe' | nil}): libtorch's; its step re-evaluates the loss, so
+//   opt:step(function() ... return loss end) from Lua; the trainer does this by itself
+int o_lbfgs(lua_State* L) {
+  return guarded(L, [&] {
+    return build_optimizer<torch::optim::LBFGS>(
+        L, "optim.LBFGS", "LBFGS",
+        {"lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change", "history_size",
+         "line_search_fn"},
+        torch::optim::LBFGSOptions(1), [](const Options& o, const torch::optim::LBFGSOptions& d) {
+          torch::optim::LBFGSOptions opts(o.number("lr", d.lr()));
+          opts.max_iter(o.integer("max_iter", d.max_iter()))
+              .tolerance_grad(o.number("tolerance_grad", d.tolerance_grad()))
+              .tolerance_change(o.number("tolerance_change", d.tolerance_change()))
+              .history_size(o.integer("history_size", d.history_size()));
+          if (o.has("max_eval")) opts.max_eval(o.integer("max_eval", 0));
+          else if (d.max_eval()) opts.max_eval(d.max_eval());
+          else opts.max_eval(opts.max_iter() * 5 / 4);
+          if (o.has("line_search_fn")) {
+            const std::string fn = o.string("line_search_fn", "");
+            if (fn != "strong_wolfe") {
+              throw ArgumentError("optim.LBFGS: line_search_fn must be 'strong_wolfe' or nil");
+            }
+            opts.line_search_fn(fn);
+          } else {
+            opts.line_search_fn(d.line_search_fn());
+          }
+          check_positive(opts.lr(), "optim.LBFGS", "lr");
+          if (opts.max_iter() < 1 || opts.history_size() < 1)
+            throw ArgumentError("optim.LBFGS: max_iter and history_size must be >= 1");
+          return opts;
+        });
   });
 }
 
@@ -345,10 +445,46 @@ int o_plateau(lua_State* L) {
   });
 }
 
+// opt:step(), or opt:step(closure) where closure() recomputes and returns the loss after
+// zeroing the gradients and calling backward (LBFGS needs it; it returns the first loss)
 int opt_step(lua_State* L) {
   return guarded(L, [&] {
-    check<OptimizerBox>(L, 1, "step").optimizer->step();
-    return 0;
+    auto& opt = check<OptimizerBox>(L, 1, "step");
+    if (!lua_isfunction(L, 2)) {
+      if (opt.name == "LBFGS") {
+        throw ArgumentError("LBFGS:step needs a closure: opt:step(function() ... return loss end)");
+      }
+      opt.optimizer->step();
+      return 0;
+    }
+    Runtime* runtime = &Runtime::from(L);
+    lua_pushvalue(L, 2);
+    const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    struct Unref {
+      lua_State* L;
+      int ref;
+      ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+    } unref{L, ref};
+    auto loss = opt.optimizer->step([runtime, ref]() -> torch::Tensor {
+      lua_State* S = runtime->state();
+      const int top = lua_gettop(S);
+      lua_rawgeti(S, LUA_REGISTRYINDEX, ref);
+      runtime->call(0, 1);
+      auto* t = test_tensor(S, -1);
+      if (!t) {
+        lua_settop(S, top);
+        throw ArgumentError("step: the closure must return the loss tensor");
+      }
+      torch::Tensor out = *t;
+      lua_settop(S, top);
+      return out;
+    });
+    if (loss.defined()) {
+      push_tensor(L, loss);
+    } else {
+      lua_pushnil(L);
+    }
+    return 1;
   });
 }
 
@@ -434,6 +570,7 @@ const luaL_Reg kFunctions[] = {{"SGD", o_sgd},
                                {"AdamW", o_adamw},
                                {"Adagrad", o_adagrad},
                                {"RMSprop", o_rmsprop},
+                               {"LBFGS", o_lbfgs},
                                {"StepLR", o_step_lr},
                                {"ExponentialLR", o_exponential_lr},
                                {"MultiStepLR", o_multi_step_lr},

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/lbfgs.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +40,13 @@ void check_spec(const TrainSpec& spec) {
                            " but the script has no validation data");
   }
   check_precision(o.precision, spec.device);
+  if (dynamic_cast<torch::optim::LBFGS*>(spec.optimizer.get())) {
+    if (o.accumulate > 1 || spec.hooks.train_batch || o.precision == Precision::kFloat16) {
+      throw core::UsageError(
+          "LBFGS re-evaluates the loss inside its step: it runs with the built-in step only "
+          "(no train_batch hook, accumulate = 1, no float16)");
+    }
+  }
 }
 
 std::string signal_name(int signal) {
@@ -90,6 +98,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   use_scaler_ = spec_.options.precision == Precision::kFloat16;
+  lbfgs_ = dynamic_cast<torch::optim::LBFGS*>(spec_.optimizer.get()) != nullptr;
   parameters_ = spec_.model.module->parameters();
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
@@ -217,6 +226,8 @@ void Trainer::run_batch(const data::Batch& batch) {
     AutocastScope autocast(spec_.options.precision, spec_.device);
     if (spec_.hooks.train_batch) {
       result = spec_.hooks.train_batch(*this, batch);
+    } else if (lbfgs_) {
+      result = lbfgs_batch(batch);
     } else {
       auto input = batch.input.to(spec_.device);
       auto output = spec_.model.forward(input);
@@ -247,6 +258,32 @@ void Trainer::run_batch(const data::Batch& batch) {
   for (const auto& [name, value] : logged_) values.means[name] = value;
   state_.window.add(values);
   state_.epoch_metrics.add(values);
+}
+
+// LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
+// those of the first evaluation, as the step returns it.
+BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
+  auto input = batch.input.to(spec_.device);
+  auto target = batch.target.to(spec_.device);
+  BatchResult result;
+  auto closure = [&]() -> torch::Tensor {
+    spec_.optimizer->zero_grad();
+    auto output = spec_.model.forward(input);
+    auto loss = (*spec_.loss)(output, target);
+    if (!result.output.defined()) {
+      result.output = output.detach();
+      result.values["loss"] = loss.detach().to(torch::kFloat64).item<double>();
+    }
+    if (!backward(loss)) return loss.detach().zero_();  // NaN skipped: nothing to follow
+    return loss;
+  };
+  spec_.optimizer->step(closure);
+  batch_stepped_ = true;
+  micro_ = 0;
+  spec_.optimizer->zero_grad();
+  ++state_.step;
+  ++steps_here_;
+  return result;
 }
 
 void Trainer::after_step() {

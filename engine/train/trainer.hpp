@@ -55,6 +55,7 @@ class Trainer : public StepContext {
   void train_epoch();
   void run_batch(const data::Batch& batch);
   void optimizer_step();
+  BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();
   void end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here);
   void run_validation();
@@ -72,6 +73,7 @@ class Trainer : public StepContext {
   TrainerState state_;
   GradScaler scaler_;
   bool use_scaler_ = false;
+  bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;             // batches in the accumulation group so far
   bool batch_stepped_ = false;    // ctx:step() was called for the current batch

@@ -307,6 +307,47 @@ describe('OneCycleLR, ReduceLROnPlateau, LambdaLR and SequentialLR', function()
   end)
 end)
 
+describe('parameter groups and LBFGS', function()
+  it('give each group its own options over the defaults, as PyTorch does', function()
+    -- expected: torch.optim.AdamW([{params = a, lr = 0.1}, {params = b, weight_decay = 0}],
+    -- lr = 0.01), three steps of sum(a^3) + sum(b^3), float64
+    local a = nn.Parameter(torch.tensor({1, -2}):double())
+    local b = nn.Parameter(torch.tensor({3}):double())
+    local opt = optim.AdamW({{params = {a}, lr = 0.1}, {params = {b}, weight_decay = 0}}, {lr = 0.01})
+    for _ = 1, 3 do
+      opt:zero_grad()
+      local loss = (a ^ 3):sum() + (b ^ 3):sum()
+      loss:backward()
+      opt:step()
+    end
+    near(a[1]:item(), 0.7015196728668404, 1e-12)
+    near(a[2]:item(), -2.2941981615875195, 1e-12)
+    near(b[1]:item(), 2.9700065898795414, 1e-12)
+    fails(function() optim.SGD({{params = {a}, mom = 1}}, {lr = 1}) end, "group 1: unknown option 'mom'")
+    fails(function() optim.Adam({{params = 3}}) end, 'group 1 params')
+  end)
+
+  it('LBFGS steps with a closure and matches PyTorch', function()
+    -- expected: torch.optim.LBFGS([p], lr = 1, max_iter = 5), two steps, float64
+    for _, search in ipairs({false, true}) do
+      local p = nn.Parameter(torch.tensor({1.5, -0.5}):double())
+      local opt = optim.LBFGS({p}, {lr = 1, max_iter = 5, line_search_fn = search and 'strong_wolfe' or nil})
+      local target = torch.tensor({3, 1}):double()
+      local function closure()
+        opt:zero_grad()
+        local loss = ((p - target) ^ 2):sum() + (p[1] * p[2]) ^ 2 * 0.1
+        loss:backward()
+        return loss
+      end
+      opt:step(closure)
+      opt:step(closure)
+      near(p[1]:item(), 2.9147951886690673, 1e-9)
+      near(p[2]:item(), 0.5406549468321818, 1e-9)
+      fails(function() opt:step() end, 'LBFGS:step needs a closure')
+    end
+  end)
+end)
+
 describe('Adagrad and RMSprop', function()
   it('follow PyTorch step for step', function()
     -- expected: torch.optim.Adagrad / RMSprop (PyTorch 1.13) with the same options, three steps

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <torch/optim/adam.h>
+#include <torch/optim/lbfgs.h>
 #include <torch/optim/sgd.h>
 
 #include "engine/data/source.hpp"

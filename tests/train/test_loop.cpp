@@ -211,3 +211,21 @@ TEST_CASE("ReduceLROnPlateau gets the watched validation metric after every vali
   train::Trainer(spec, {}).run();
   CHECK(train::current_lr(*spec.optimizer) == doctest::Approx(0.05 * 0.125));
 }
+
+TEST_CASE("LBFGS trains with the built-in step, re-evaluating the loss in its closure") {
+  auto spec = blob_spec(10);
+  spec.optimizer = std::make_shared<torch::optim::LBFGS>(
+      spec.model.module->parameters(), torch::optim::LBFGSOptions(0.5).max_iter(5));
+  spec.options.epochs = 2;
+  train::Trainer trainer(spec, {});
+  const double before = trainer.validate().at("loss");
+  auto result = trainer.run();
+  CHECK(result.steps == 16);
+  CHECK(result.last_validation.at("loss") < before * 0.5);
+
+  auto hooked = blob_spec(10);
+  hooked.optimizer = std::make_shared<torch::optim::LBFGS>(hooked.model.module->parameters());
+  hooked.options.accumulate = 2;
+  CHECK_THROWS_WITH_AS(train::Trainer(hooked, {}), doctest::Contains("LBFGS re-evaluates"),
+                       core::UsageError);
+}
