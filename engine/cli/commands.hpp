@@ -11,5 +11,7 @@ int train_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 int models_command(const std::vector<std::string>& args);
+int eval_command(const std::vector<std::string>& args);
+int predict_command(const std::vector<std::string>& args);
 
 }  // namespace engine::cli

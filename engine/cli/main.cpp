@@ -19,6 +19,8 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  train SCRIPT.lua   train the model a script declares (engine train --help)\n"
+    "  eval SCRIPT.lua    evaluate a checkpoint (--checkpoint) on the script's data\n"
+    "  predict SCRIPT.lua predictions of a checkpoint for new data (--input FILE.csv)\n"
     "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
     "  models [ID...]     the model zoo: ids, input shapes, parameter counts\n"
     "  info               versions, threads, BLAS and devices\n"
@@ -28,10 +30,12 @@ const char* kUsage =
 int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "train") return engine::cli::train_command(args);
   if (command == "run") return engine::cli::run_command(args);
+  if (command == "eval") return engine::cli::eval_command(args);
+  if (command == "predict") return engine::cli::predict_command(args);
   if (command == "info") return engine::cli::info_command(args);
   if (command == "models") return engine::cli::models_command(args);
   throw engine::core::UsageError("unknown command '" + command +
-                                 "' (commands: train, run, models, info; see engine --help)");
+                                 "' (commands: train, eval, predict, run, models, info; see engine --help)");
 }
 
 }  // namespace

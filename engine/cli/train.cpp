@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/checkpoint_run.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/cli/console.hpp"
 #include "engine/core/device.hpp"
@@ -52,23 +53,6 @@ uint64_t fresh_seed() {
          1000000007ULL;
 }
 
-// The checkpoint's hyperparameters as --set assignments, so the resumed run is the same run.
-std::vector<std::string> as_assignments(const std::map<std::string, io::HParam>& hparams) {
-  std::vector<std::string> out;
-  for (const auto& [name, value] : hparams) {
-    if (const auto* d = std::get_if<double>(&value)) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", *d);
-      out.push_back(name + "=" + buf);
-    } else if (const auto* b = std::get_if<bool>(&value)) {
-      out.push_back(name + "=" + (*b ? "true" : "false"));
-    } else {
-      out.push_back(name + "=" + std::get<std::string>(value));
-    }
-  }
-  return out;
-}
-
 // runs/<name>/<run>.h5 -> runs/<name>/<run>/
 std::string checkpoint_folder(const std::string& run_file) {
   const fs::path p(run_file);
@@ -110,7 +94,7 @@ int train_command(const std::vector<std::string>& args) {
 
   auto runtime = make_runtime(script_path);
   lua::TrainScript script(*runtime, script_path);
-  if (!checkpoint.empty()) script.apply_overrides(as_assignments(resumed.hparams));
+  if (!checkpoint.empty()) script.apply_overrides(hparam_assignments(resumed.hparams));
   if (flags.count("set")) {
     if (!checkpoint.empty()) {
       spdlog::warn("--set changes hyperparameters of a resumed run; its run file records the new "

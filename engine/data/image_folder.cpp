@@ -93,4 +93,22 @@ std::string ImageFolderSource::describe() const {
          std::to_string(classes_.size()) + " classes)";
 }
 
+ImageListSource::ImageListSource(std::vector<std::string> paths, ColorMode mode)
+    : paths_(std::move(paths)), mode_(mode) {}
+
+Batch ImageListSource::gather(const torch::Tensor& indices) const {
+  Batch batch;
+  const auto index = indices.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < index.size(0); ++i) {
+    const auto& file = paths_.at(static_cast<size_t>(index[i]));
+    batch.samples.push_back(decode_image(core::read_file(file), mode_, file));
+  }
+  batch.indices = indices.clone();
+  return batch;
+}
+
+std::string ImageListSource::describe() const {
+  return "images(" + std::to_string(paths_.size()) + " listed)";
+}
+
 }  // namespace engine::data

@@ -28,6 +28,7 @@ class ImageFolderSource : public Source {
   // Class names (folder names, sorted); class i is target i (0-based).
   const std::vector<std::string>& classes() const { return classes_; }
   const std::string& path(int64_t index) const { return paths_.at(static_cast<size_t>(index)); }
+  ColorMode mode() const { return options_.mode; }
 
  private:
   ImageFolderOptions options_;
@@ -35,6 +36,19 @@ class ImageFolderSource : public Source {
   std::vector<std::string> paths_;
   std::vector<int64_t> labels_;
   BadRecords bad_;
+};
+
+// Images listed by path, without labels: what engine predict reads for an image model.
+class ImageListSource : public Source {
+ public:
+  ImageListSource(std::vector<std::string> paths, ColorMode mode);
+  int64_t size() const override { return static_cast<int64_t>(paths_.size()); }
+  Batch gather(const torch::Tensor& indices) const override;
+  std::string describe() const override;
+
+ private:
+  std::vector<std::string> paths_;
+  ColorMode mode_;
 };
 
 }  // namespace engine::data

@@ -131,7 +131,7 @@ void choose_columns(const CsvOptions& o, Table& table, TabularStats& stats) {
 
 }  // namespace
 
-CsvSource::CsvSource(const CsvOptions& o) : path_(o.path) {
+CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
   Table table(o);
   auto stats = std::make_shared<TabularStats>();
   const bool training = !o.stats;

@@ -55,11 +55,13 @@ class CsvSource : public Source {
   std::string describe() const override;
 
   const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
+  const CsvOptions& options() const { return options_; }
   // bad or incomplete rows left out (skip_bad, missing = 'skip')
   int64_t skipped_at_load() const override { return skipped_rows_; }
 
  private:
   std::string path_;
+  CsvOptions options_;
   std::shared_ptr<const TabularStats> stats_;
   torch::Tensor input_;        // N x numeric, standardised float32
   torch::Tensor categorical_;  // N x categorical, int64 indices

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "engine/data/tabular.hpp"
 #include "engine/train/spec.hpp"
 #include "engine/train/trainer_state.hpp"
 
@@ -28,6 +29,9 @@ TrainerState load_checkpoint(const std::string& path, TrainSpec& spec);
 void load_model_weights(const std::string& path, torch::nn::Module& module);
 // The checkpoint's run file, seed, step and hyperparameters, without loading anything else.
 CheckpointInfo read_checkpoint_info(const std::string& path);
+// The CSV statistics (normalisation, vocabularies, classes) of the training data, saved when
+// the training source is data.csv; nullptr when the checkpoint has none.
+std::shared_ptr<data::TabularStats> read_checkpoint_stats(const std::string& path);
 // A run file's latest checkpoint; a path that is a checkpoint is returned as it is.
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint);
 

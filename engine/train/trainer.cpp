@@ -394,50 +394,56 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
 }
 
 std::map<std::string, double> Trainer::validate() {
-  std::map<std::string, double> out;
-  if (!spec_.validation_data) return out;
+  if (!spec_.validation_data) return {};
+  return evaluate(*spec_.validation_data, nullptr);
+}
+
+std::map<std::string, double> Trainer::evaluate(const data::Pipeline& pipeline,
+                                                const BatchOutputs& on_batch) {
   torch::NoGradGuard no_grad;
   spec_.model.module->eval();
   evaluating_ = true;
+  struct Restore {  // back to training however this ends
+    Trainer& t;
+    ~Restore() {
+      t.evaluating_ = false;
+      t.spec_.model.module->train();
+    }
+  } restore{*this};
   MetricAccumulator acc(spec_.metrics, spec_.custom_metrics);
-  data::EpochReader reader(*spec_.validation_data, spec_.seed, 0);
-  try {
-    while (auto batch = reader.next()) {
-      logged_.clear();
-      BatchResult result;
-      {
-        AutocastScope autocast(spec_.options.precision, spec_.device);
-        if (spec_.hooks.evaluate_batch) {
-          result = spec_.hooks.evaluate_batch(*this, *batch);
-        } else {
-          result.output = spec_.model.forward(batch->input.to(spec_.device));
-          if (spec_.loss) {
-            result.values["loss"] = (*spec_.loss)(result.output, batch->target.to(spec_.device))
-                                        .to(torch::kFloat64)
-                                        .item<double>();
-          }
+  data::EpochReader reader(pipeline, spec_.seed, 0);
+  while (auto batch = reader.next()) {
+    logged_.clear();
+    BatchResult result;
+    const bool labelled = batch->target.defined();
+    {
+      AutocastScope autocast(spec_.options.precision, spec_.device);
+      if (spec_.hooks.evaluate_batch) {
+        result = spec_.hooks.evaluate_batch(*this, *batch);
+      } else {
+        result.output = spec_.model.forward(batch->input.to(spec_.device));
+        if (spec_.loss && labelled) {
+          result.values["loss"] = (*spec_.loss)(result.output, batch->target.to(spec_.device))
+                                      .to(torch::kFloat64)
+                                      .item<double>();
         }
       }
-      BatchMetrics values;
-      if (result.output.defined() && batch->target.defined()) {
-        auto it = result.values.find("loss");
-        values = acc.evaluate(it == result.values.end() ? 0.0 : it->second,
-                              result.output.to(torch::kFloat32), batch->target.to(spec_.device));
-      }
-      values.samples = batch->size();
-      for (const auto& [name, value] : result.values) values.means[name] = value;
-      for (const auto& [name, value] : logged_) values.means[name] = value;
-      acc.add(values);
     }
-  } catch (...) {
-    evaluating_ = false;
-    spec_.model.module->train();
-    throw;
+    if (on_batch) on_batch(*batch, result.output);
+    if (!labelled) continue;
+    BatchMetrics values;
+    if (result.output.defined()) {
+      auto it = result.values.find("loss");
+      values = acc.evaluate(it == result.values.end() ? 0.0 : it->second,
+                            result.output.to(torch::kFloat32), batch->target.to(spec_.device));
+    }
+    values.samples = batch->size();
+    for (const auto& [name, value] : result.values) values.means[name] = value;
+    for (const auto& [name, value] : logged_) values.means[name] = value;
+    acc.add(values);
   }
-  evaluating_ = false;
-  spec_.model.module->train();
-  out = acc.averages();
-  const int64_t skipped = reader.skipped() + spec_.validation_data->source().skipped_at_load();
+  auto out = acc.averages();
+  const int64_t skipped = reader.skipped() + pipeline.source().skipped_at_load();
   if (skipped > 0) out["skipped_records"] = static_cast<double>(skipped);  // skip_bad at work
   return out;
 }

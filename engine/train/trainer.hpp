@@ -39,6 +39,11 @@ class Trainer : public StepContext {
   TrainResult run();
   // Runs the whole validation split once; averages per sample.
   std::map<std::string, double> validate();
+  // Runs the model (or the evaluate_batch hook) over a pipeline in evaluation mode; hands each
+  // batch's output to on_batch when given; returns the metrics of labelled batches.
+  using BatchOutputs = std::function<void(const data::Batch&, const torch::Tensor& output)>;
+  std::map<std::string, double> evaluate(const data::Pipeline& pipeline,
+                                         const BatchOutputs& on_batch);
   const TrainerState& state() const { return state_; }
 
   // StepContext
