@@ -183,6 +183,33 @@ $b"
       "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set poison=true \
       --set on_nan=skip --set epochs=1 --out "$WORK/skip"
     ;;
+  eval_predict)
+    # the worked tabular example: train briefly, then evaluate and predict from its checkpoints
+    expect 0 "finished" "checkpoint:" -- "$ENGINE" train "$REPO/scripts/loans_wide_deep.lua" \
+      --set root="$WORK/loans" --set epochs=2 --out "$WORK/runs" --threads 2
+    run=$(ls "$WORK"/runs/loans/*.h5)
+    expect 0 "validation of" "accuracy" "f1" "run file: $WORK/runs/loans/eval/" -- \
+      "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --out "$WORK/runs"
+    expect 0 "20 predictions written to $WORK/p.csv" -- "$ENGINE" predict \
+      "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input "$WORK/loans/new_loans.csv" \
+      --output "$WORK/p.csv" -q
+    head -1 p.csv | grep -qx "row,prediction,probability,p_no,p_yes" || fail "header: $(head -1 p.csv)"
+    [ "$(wc -l < p.csv)" = 21 ] || fail "expected 20 prediction rows: $(cat p.csv)"
+    grep -qE '^1,(yes|no),0\.[0-9]+,' p.csv || fail "first row: $(sed -n 2p p.csv)"
+    expect 0 '{"row": 1, "prediction": "' '"probabilities": {"no": ' -- "$ENGINE" predict \
+      "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input "$WORK/loans/new_loans.csv" -q \
+      --format jsonl
+    # the validation file, target column included, predicts too
+    "$ENGINE" predict "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" -q \
+      --input "$WORK/loans/validation.csv" --output "$WORK/v.jsonl" 2>/dev/null || fail "predict on labelled rows"
+    [ "$(wc -l < v.jsonl)" = 1000 ] || fail "expected 1000 JSON lines"
+    expect 2 "--checkpoint is required" -- "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua"
+    expect 2 "--input nowhere.csv: no such file" -- "$ENGINE" predict \
+      "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input nowhere.csv
+    tiny
+    expect 4 "/model/" "different model" -- "$ENGINE" eval "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --checkpoint "$run"
+    ;;
   *)
     fail "unknown case"
     ;;
