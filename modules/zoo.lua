@@ -16,6 +16,8 @@ return {
   alexnet     = {module = 'alexnet', input = {3, 227, 227}, classes = 1000},
   alexnet_owt = {module = 'alexnet', input = {3, 224, 224}, classes = 1000},
   resnet18    = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
+  resnet20_cifar = {module = 'resnet_cifar', input = {3, 32, 32}, classes = 10},
+  resnet56_cifar = {module = 'resnet_cifar', input = {3, 32, 32}, classes = 10},
   resnet34    = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
   resnet50    = {module = 'resnet', input = {3, 224, 224}, classes = 1000},
   resnet101   = {module = 'resnet', input = {3, 224, 224}, classes = 1000},

@@ -64,6 +64,13 @@ describe('every zoo id', function()
       same(model(torch.randn(shape)):size(), {1, 7}, id)
     end
   end)
+  it('CIFAR ResNets have the paper\'s parameter counts (option A shortcuts)', function()
+    -- He et al. 2016, table 6: resnet20 0.27M, resnet56 0.85M; exact counts with BatchNorm
+    equal(nn.model('resnet20_cifar'):num_parameters(), 269722)
+    equal(nn.model('resnet56_cifar'):num_parameters(), 853018)
+    local out = nn.model('resnet20_cifar', {num_classes = 7})(torch.randn(2, 3, 32, 32))
+    same(out:size(), {2, 7})
+  end)
   it('DLBS\'s fully connected networks have its layer widths', function()
     local function count(widths)
       local n = 0
