@@ -92,7 +92,12 @@ void ConsoleObserver::on_progress(const train::Progress& p) {
                 static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss, p.lr,
                 p.samples_per_second, core::duration_string(p.eta_seconds).c_str());
   if (tty_) {
-    std::printf("\r\033[K%s", buf);
+    // a bar of the epoch's batches in front of the figures
+    constexpr int kWidth = 20;
+    const int filled = p.batches > 0 ? static_cast<int>(kWidth * p.batch / p.batches) : 0;
+    const std::string bar = std::string(static_cast<size_t>(filled), '#') +
+                            std::string(static_cast<size_t>(kWidth - filled), '.');
+    std::printf("\r\033[K[%s] %s", bar.c_str(), buf);
     line_open_ = true;
   } else {
     std::printf("%s\n", buf);

@@ -19,9 +19,8 @@ int eval_command(const std::vector<std::string>& args) {
   options.positional_help("SCRIPT").show_positional_help();
   options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>())(
       "checkpoint", "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint)",
-      cxxopts::value<std::string>())(
-      "split", "validation or train",
-      cxxopts::value<std::string>()->default_value("validation"));
+      cxxopts::value<std::string>())("split", "validation or train",
+                                     cxxopts::value<std::string>()->default_value("validation"));
   add_run_flags(options);
   options.parse_positional({"script"});
   auto flags = parse(options, args);

@@ -34,8 +34,9 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "predict") return engine::cli::predict_command(args);
   if (command == "info") return engine::cli::info_command(args);
   if (command == "models") return engine::cli::models_command(args);
-  throw engine::core::UsageError("unknown command '" + command +
-                                 "' (commands: train, eval, predict, run, models, info; see engine --help)");
+  throw engine::core::UsageError(
+      "unknown command '" + command +
+      "' (commands: train, eval, predict, run, models, info; see engine --help)");
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ struct PredictInput {
 // same transforms, no shuffling.
 PredictInput input_pipeline(const train::TrainSpec& spec, const std::string& checkpoint,
                             const std::string& input) {
-  const data::Pipeline& model_data = spec.validation_data ? *spec.validation_data : *spec.train_data;
+  const data::Pipeline& model_data =
+      spec.validation_data ? *spec.validation_data : *spec.train_data;
   const data::Source& source = model_data.source();
   PredictInput out;
   std::shared_ptr<const data::Source> new_source;
@@ -92,11 +93,21 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -142,7 +153,7 @@ class PredictionWriter {
     if (classes && labels_.empty()) {
       for (int64_t c = 0; c < o.size(1); ++c) {
         labels_.push_back(c < static_cast<int64_t>(classes_.size()) ? classes_[c]
-                                                                     : std::to_string(c + 1));
+                                                                    : std::to_string(c + 1));
       }
     }
     if (!header_done_ && !json_) {
@@ -258,8 +269,9 @@ int predict_command(const std::vector<std::string>& args) {
   train::Trainer trainer(spec, {});
   trainer.evaluate(*in.pipeline, [&](const data::Batch& batch, const torch::Tensor& output_) {
     if (!output_.defined()) {
-      throw core::ScriptError("evaluate_batch must return the model's output ({output = out, ...}) "
-                              "for engine predict");
+      throw core::ScriptError(
+          "evaluate_batch must return the model's output ({output = out, ...}) "
+          "for engine predict");
     }
     writer.write(batch, output_);
   });

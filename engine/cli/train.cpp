@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/cli/commands.hpp"
 #include "engine/cli/checkpoint_run.hpp"
+#include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/cli/console.hpp"
 #include "engine/core/device.hpp"
@@ -97,8 +97,9 @@ int train_command(const std::vector<std::string>& args) {
   if (!checkpoint.empty()) script.apply_overrides(hparam_assignments(resumed.hparams));
   if (flags.count("set")) {
     if (!checkpoint.empty()) {
-      spdlog::warn("--set changes hyperparameters of a resumed run; its run file records the new "
-                   "values");
+      spdlog::warn(
+          "--set changes hyperparameters of a resumed run; its run file records the new "
+          "values");
     }
     script.apply_overrides(flags["set"].as<std::vector<std::string>>());
   }
@@ -153,8 +154,8 @@ int train_command(const std::vector<std::string>& args) {
       spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, checkpoint,
                    trainer.state().step, trainer.state().epoch + 1);
     } else {
-      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(),
-                   threads, seed);
+      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, device.str(), threads,
+                   seed);
     }
     result = trainer.run();
   } catch (const core::Interrupted& e) {

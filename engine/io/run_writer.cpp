@@ -105,10 +105,14 @@ void RunWriter::open_existing_split(const std::string& name, int64_t rows_kept) 
                             std::to_string(rows_kept) + "; it is not this checkpoint's run file");
     }
     h5::truncate_series(ds.get(), static_cast<size_t>(rows_kept));
-    if (column == "step") s.step = std::move(ds);
-    else if (column == "epoch") s.epoch = std::move(ds);
-    else if (column == "time") s.time = std::move(ds);
-    else s.series.emplace(column, std::move(ds));
+    if (column == "step")
+      s.step = std::move(ds);
+    else if (column == "epoch")
+      s.epoch = std::move(ds);
+    else if (column == "time")
+      s.time = std::move(ds);
+    else
+      s.series.emplace(column, std::move(ds));
   }
   if (!s.step || !s.epoch || !s.time) {
     throw core::DataError("run file " + path_ + ": /metrics/" + name +
@@ -165,9 +169,9 @@ std::map<std::string, HParam> read_hparams(hid_t group) {
   H5O_info_t info{};
   H5Oget_info(group, &info);
   for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    h5::Handle attr(H5Aopen_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT,
-                                   H5P_DEFAULT),
-                    H5Aclose, "open an attribute");
+    h5::Handle attr(
+        H5Aopen_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose, "open an attribute");
     const ssize_t size = H5Aget_name(attr.get(), 0, nullptr);
     std::string name(static_cast<size_t>(std::max<ssize_t>(size, 0)), '\0');
     H5Aget_name(attr.get(), name.size() + 1, name.data());

@@ -5,8 +5,8 @@
 
 #include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
-#include "engine/lua/runtime.hpp"
 #include "engine/data/transform.hpp"
+#include "engine/lua/runtime.hpp"
 
 namespace engine::lua {
 

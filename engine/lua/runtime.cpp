@@ -209,8 +209,7 @@ std::string check_string(lua_State* L, int index, const char* function) {
   return std::string(s, n);
 }
 
-Options::Options(lua_State* L, int index, std::string function,
-                 std::vector<const char*> accepted)
+Options::Options(lua_State* L, int index, std::string function, std::vector<const char*> accepted)
     : L_(L), index_(0), function_(std::move(function)) {
   if (index == 0 || lua_isnoneornil(L, index)) return;
   if (!lua_istable(L, index)) {

@@ -185,8 +185,7 @@ std::string check_string(lua_State* L, int index, const char* function);
 // Reads `{key = value}` tables; construction fails on keys outside `accepted`, naming them.
 class Options {
  public:
-  Options(lua_State* L, int index, std::string function,
-          std::vector<const char*> accepted);
+  Options(lua_State* L, int index, std::string function, std::vector<const char*> accepted);
   bool has(const char* key) const;
   double number(const char* key, double fallback) const;
   int64_t integer(const char* key, int64_t fallback) const;

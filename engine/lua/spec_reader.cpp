@@ -26,9 +26,9 @@ class StackGuard {
 };
 
 const std::set<std::string> kTopLevelFields = {
-    "name",      "description", "seed",    "hparams", "model",       "data",           "loss",
-    "optimizer", "scheduler",   "metrics", "trainer", "train_batch", "evaluate_batch", "searcher",
-    "callbacks"};
+    "name",    "description", "seed",           "hparams",   "model",
+    "data",    "loss",        "optimizer",      "scheduler", "metrics",
+    "trainer", "train_batch", "evaluate_batch", "searcher",  "callbacks"};
 
 void raw_field(lua_State* L, int table, const char* key) {
   table = absolute_index(L, table);
@@ -207,9 +207,9 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
 void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const {
   lua_State* L = runtime_.state();
   Options o(L, t, "trainer",
-            {"epochs", "steps", "validate_every", "log_every", "checkpoint_every", "keep_checkpoints",
-             "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value", "accumulate",
-             "precision", "early_stopping", "on_nan"});
+            {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
+             "keep_checkpoints", "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value",
+             "accumulate", "precision", "early_stopping", "on_nan"});
   opts.epochs = o.integer("epochs", 1);
   opts.steps = o.integer("steps", 0);
   opts.log_every = o.integer("log_every", 50);
@@ -224,7 +224,8 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
           path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
   } else if (!lua_isnil(L, -1) &&
              !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-    throw core::ScriptError(path_ + ": trainer validate_every must be 'epoch' or a number of steps");
+    throw core::ScriptError(path_ +
+                            ": trainer validate_every must be 'epoch' or a number of steps");
   }
   lua_pop(L, 1);
 
@@ -235,22 +236,25 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
     ck.every_epoch = false;
     ck.every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
     if (ck.every_steps < 1)
-      throw core::ScriptError(path_ + ": trainer checkpoint_every must be 'epoch', a positive "
-                                      "number of steps or false");
+      throw core::ScriptError(path_ +
+                              ": trainer checkpoint_every must be 'epoch', a positive "
+                              "number of steps or false");
   } else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
     ck.every_epoch = false;
     ck.keep_last = 0;  // no checkpoints at all
   } else if (!lua_isnil(L, -1) &&
              !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-    throw core::ScriptError(path_ +
-                            ": trainer checkpoint_every must be 'epoch', a number of steps or false");
+    throw core::ScriptError(
+        path_ + ": trainer checkpoint_every must be 'epoch', a number of steps or false");
   }
   lua_pop(L, 1);
   if (ck.keep_last != 0) {
     ck.keep_last = o.integer("keep_checkpoints", 2);
-    if (ck.keep_last < 1) throw core::ScriptError(path_ + ": trainer keep_checkpoints must be >= 1");
+    if (ck.keep_last < 1)
+      throw core::ScriptError(path_ + ": trainer keep_checkpoints must be >= 1");
   }
-  if (o.has("keep_best")) ck.keep_best = train::parse_goal(o.string("keep_best", "validation.loss"));
+  if (o.has("keep_best"))
+    ck.keep_best = train::parse_goal(o.string("keep_best", "validation.loss"));
 
   opts.accumulate = o.integer("accumulate", 1);
   if (opts.accumulate < 1) throw core::ScriptError(path_ + ": trainer accumulate must be >= 1");
@@ -274,7 +278,8 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
     Options es(L, lua_gettop(L), "trainer.early_stopping",
                {"metric", "patience", "min_delta", "mode"});
     train::EarlyStopping stopping;
-    stopping.goal = train::parse_goal(es.string("metric", "validation.loss"), es.string("mode", ""));
+    stopping.goal =
+        train::parse_goal(es.string("metric", "validation.loss"), es.string("mode", ""));
     stopping.patience = es.integer("patience", 3);
     stopping.min_delta = es.number("min_delta", 0);
     if (stopping.patience < 1 || stopping.min_delta < 0) {
@@ -282,8 +287,9 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
     }
     opts.early_stopping = stopping;
   } else if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))) {
-    throw core::ScriptError(path_ + ": trainer early_stopping must be a table "
-                                    "{metric = 'validation.loss', patience = 3}");
+    throw core::ScriptError(path_ +
+                            ": trainer early_stopping must be a table "
+                            "{metric = 'validation.loss', patience = 3}");
   }
   lua_pop(L, 1);
 }
@@ -421,8 +427,9 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   hooks_->install(-1, spec);
   lua_pop(L, 1);
   if (!spec.loss && !spec.hooks.train_batch) {
-    throw core::ScriptError(path_ + ": the script defines no loss (loss = nn.CrossEntropyLoss(), "
-                                    "or a train_batch hook that computes one)");
+    throw core::ScriptError(path_ +
+                            ": the script defines no loss (loss = nn.CrossEntropyLoss(), "
+                            "or a train_batch hook that computes one)");
   }
 
   // trainer(hp)

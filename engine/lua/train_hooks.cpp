@@ -26,10 +26,28 @@ class StackRestore {
   int top_;
 };
 
+// Points ctx at the trainer for one hook call and unhooks it afterwards, however the call ends:
+// a ctx kept by the script past the call must not reach a trainer that no longer exists.
+class ContextScope {
+ public:
+  ContextScope(lua_State* L, int ctx_ref) : L_(L), ref_(ctx_ref) {}
+  ~ContextScope() {
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, ref_);
+    lua_pushstring(L_, "__trainer");
+    lua_pushnil(L_);
+    lua_rawset(L_, -3);
+    lua_pop(L_, 1);
+  }
+
+ private:
+  lua_State* L_;
+  int ref_;
+};
+
 train::StepContext& context(lua_State* L, const char* method) {
   if (!lua_istable(L, 1)) {
-    throw ArgumentError(std::string("ctx:") + method + " is a method: call it with ':' (ctx:" +
-                        method + "(...))");
+    throw ArgumentError(std::string("ctx:") + method +
+                        " is a method: call it with ':' (ctx:" + method + "(...))");
   }
   lua_pushstring(L, kTrainerKey);
   lua_rawget(L, 1);
@@ -81,8 +99,7 @@ int ctx_log(lua_State* L) {
       double v = 0;
       if (lua_type(L, -2) != LUA_TSTRING || !to_number(L, -1, &v)) {
         lua_pop(L, 2);
-        throw ArgumentError(
-            "ctx:log: every entry must be name = number (or a one-element tensor)");
+        throw ArgumentError("ctx:log: every entry must be name = number (or a one-element tensor)");
       }
       values[lua_tostring(L, -2)] = v;
       lua_pop(L, 1);
@@ -165,6 +182,7 @@ train::BatchResult LuaHooks::call_batch_hook(int ref, const char* name, train::S
                                              const data::Batch& batch) {
   lua_State* L = runtime_.state();
   StackRestore restore(L);
+  ContextScope scope(L, ctx_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   enter(ctx);  // pushes ctx
   push_batch(L, batch);
@@ -200,16 +218,17 @@ train::BatchResult LuaHooks::call_batch_hook(int ref, const char* name, train::S
                             "got " + type_name(L, r));
   }
   if (ctx.training() && !result.values.count("loss")) {
-    throw core::ScriptError(path_ + ": " + name + " must return a table with 'loss' ({loss = loss})");
+    throw core::ScriptError(path_ + ": " + name +
+                            " must return a table with 'loss' ({loss = loss})");
   }
   return result;
 }
 
 void LuaHooks::call_callback(int ref, train::StepContext& ctx,
-                             const std::map<std::string, double>* values,
-                             const std::string* path) {
+                             const std::map<std::string, double>* values, const std::string* path) {
   lua_State* L = runtime_.state();
   StackRestore restore(L);
+  ContextScope scope(L, ctx_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   enter(ctx);
   int nargs = 1;
@@ -255,10 +274,9 @@ void LuaHooks::install(int spec, train::TrainSpec& out) {
   while (lua_next(L, table) != 0) {
     const std::string key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
     if (!kCallbacks.count(key)) {
-      throw core::ScriptError(path_ + ": unknown callback '" + key + "' (known: " +
-                              core::join(std::vector<std::string>(kCallbacks.begin(),
-                                                                  kCallbacks.end())) +
-                              ")");
+      throw core::ScriptError(
+          path_ + ": unknown callback '" + key + "' (known: " +
+          core::join(std::vector<std::string>(kCallbacks.begin(), kCallbacks.end())) + ")");
     }
     if (!lua_isfunction(L, -1)) {
       throw core::ScriptError(path_ + ": callbacks." + key + " must be a function (got " +
@@ -295,8 +313,8 @@ train::CustomMetric LuaHooks::metric(const std::string& name, int index) {
         runtime_.call(2, 1);
         double v = 0;
         if (!to_number(L, -1, &v)) {
-          throw core::ScriptError(path_ + ": metric '" + name +
-                                  "' must return a number (got " + type_name(L, -1) + ")");
+          throw core::ScriptError(path_ + ": metric '" + name + "' must return a number (got " +
+                                  type_name(L, -1) + ")");
         }
         return v;
       }};

@@ -86,8 +86,7 @@ int o_sgd(lua_State* L) {
     }
     return build_optimizer<torch::optim::SGD>(
         L, "optim.SGD", "SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"},
-        torch::optim::SGDOptions(0),
-        [](const Options& o, const torch::optim::SGDOptions& d) {
+        torch::optim::SGDOptions(0), [](const Options& o, const torch::optim::SGDOptions& d) {
           torch::optim::SGDOptions opts(o.number("lr", d.lr()));
           opts.momentum(o.number("momentum", d.momentum()))
               .dampening(o.number("dampening", d.dampening()))
@@ -206,9 +205,12 @@ int o_lbfgs(lua_State* L) {
               .tolerance_grad(o.number("tolerance_grad", d.tolerance_grad()))
               .tolerance_change(o.number("tolerance_change", d.tolerance_change()))
               .history_size(o.integer("history_size", d.history_size()));
-          if (o.has("max_eval")) opts.max_eval(o.integer("max_eval", 0));
-          else if (d.max_eval()) opts.max_eval(d.max_eval());
-          else opts.max_eval(opts.max_iter() * 5 / 4);
+          if (o.has("max_eval"))
+            opts.max_eval(o.integer("max_eval", 0));
+          else if (d.max_eval())
+            opts.max_eval(d.max_eval());
+          else
+            opts.max_eval(opts.max_iter() * 5 / 4);
           if (o.has("line_search_fn")) {
             const std::string fn = o.string("line_search_fn", "");
             if (fn != "strong_wolfe") {
@@ -241,10 +243,8 @@ int o_step_lr(lua_State* L) {
     const int64_t step_size = o.integer("step_size", 0);
     if (step_size < 1)
       throw ArgumentError("optim.StepLR: option 'step_size' is required and must be >= 1");
-    return push_scheduler(
-        L, opt,
-        train::step_rate(step_size, o.number("gamma", 0.1)),
-        o.string("step_mode", "epoch"), "StepLR");
+    return push_scheduler(L, opt, train::step_rate(step_size, o.number("gamma", 0.1)),
+                          o.string("step_mode", "epoch"), "StepLR");
   });
 }
 
@@ -254,8 +254,7 @@ int o_exponential_lr(lua_State* L) {
     auto& opt = check<OptimizerBox>(L, 1, "optim.ExponentialLR");
     Options o(L, 2, "optim.ExponentialLR", {"gamma", "step_mode"});
     if (!o.has("gamma")) throw ArgumentError("optim.ExponentialLR: option 'gamma' is required");
-    return push_scheduler(L, opt,
-                          train::exponential_rate(o.number("gamma", 1)),
+    return push_scheduler(L, opt, train::exponential_rate(o.number("gamma", 1)),
                           o.string("step_mode", "epoch"), "ExponentialLR");
   });
 }
@@ -269,10 +268,8 @@ int o_multi_step_lr(lua_State* L) {
       throw ArgumentError("optim.MultiStepLR: option 'milestones' is required");
     std::vector<int64_t> milestones;
     for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
-    return push_scheduler(
-        L, opt,
-        train::multi_step_rate(milestones, o.number("gamma", 0.1)),
-        o.string("step_mode", "epoch"), "MultiStepLR");
+    return push_scheduler(L, opt, train::multi_step_rate(milestones, o.number("gamma", 0.1)),
+                          o.string("step_mode", "epoch"), "MultiStepLR");
   });
 }
 
@@ -282,10 +279,9 @@ int o_cosine_annealing_lr(lua_State* L) {
     auto& opt = check<OptimizerBox>(L, 1, "optim.CosineAnnealingLR");
     Options o(L, 2, "optim.CosineAnnealingLR", {"T_max", "eta_min", "step_mode"});
     if (!o.has("T_max")) throw ArgumentError("optim.CosineAnnealingLR: option 'T_max' is required");
-    return push_scheduler(L, opt,
-                          train::cosine_annealing_rate(o.integer("T_max", 1),
-                                                                           o.number("eta_min", 0)),
-                          o.string("step_mode", "epoch"), "CosineAnnealingLR");
+    return push_scheduler(
+        L, opt, train::cosine_annealing_rate(o.integer("T_max", 1), o.number("eta_min", 0)),
+        o.string("step_mode", "epoch"), "CosineAnnealingLR");
   });
 }
 
@@ -297,7 +293,7 @@ int o_linear_lr(lua_State* L) {
     return push_scheduler(
         L, opt,
         train::linear_rate(o.number("start_factor", 1.0 / 3.0), o.number("end_factor", 1.0),
-                               o.integer("total_iters", 5)),
+                           o.integer("total_iters", 5)),
         o.string("step_mode", "epoch"), "LinearLR");
   });
 }
@@ -386,10 +382,10 @@ int o_sequential_lr(lua_State* L) {
 int o_one_cycle_lr(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "optim.OneCycleLR");
-    Options o(L, 2, "optim.OneCycleLR",
-              {"max_lr", "total_steps", "pct_start", "anneal_strategy", "cycle_momentum",
-               "base_momentum", "max_momentum", "div_factor", "final_div_factor", "three_phase",
-               "step_mode"});
+    Options o(
+        L, 2, "optim.OneCycleLR",
+        {"max_lr", "total_steps", "pct_start", "anneal_strategy", "cycle_momentum", "base_momentum",
+         "max_momentum", "div_factor", "final_div_factor", "three_phase", "step_mode"});
     if (!o.has("max_lr") || !o.has("total_steps")) {
       throw ArgumentError("optim.OneCycleLR: options 'max_lr' and 'total_steps' are required");
     }
@@ -408,9 +404,9 @@ int o_one_cycle_lr(lua_State* L) {
     c.div_factor = o.number("div_factor", 25);
     c.final_div_factor = o.number("final_div_factor", 1e4);
     c.three_phase = o.boolean("three_phase", false);
-    push_new<SchedulerBox>(L, SchedulerBox{std::make_shared<train::OneCycleLR>(
-                                  opt.optimizer, c,
-                                  train::parse_step_mode(o.string("step_mode", "step")))});
+    push_new<SchedulerBox>(
+        L, SchedulerBox{std::make_shared<train::OneCycleLR>(
+               opt.optimizer, c, train::parse_step_mode(o.string("step_mode", "step")))});
     return 1;
   });
 }
@@ -425,7 +421,8 @@ int o_plateau(lua_State* L) {
               {"metric", "mode", "factor", "patience", "threshold", "threshold_mode", "cooldown",
                "min_lr", "eps"});
     train::PlateauOptions p;
-    const auto goal = train::parse_goal(o.string("metric", "validation.loss"), o.string("mode", ""));
+    const auto goal =
+        train::parse_goal(o.string("metric", "validation.loss"), o.string("mode", ""));
     p.metric = goal.text();
     p.maximize = goal.maximize;
     p.factor = o.number("factor", 0.1);
@@ -556,12 +553,9 @@ int sched_lr(lua_State* L) {
   });
 }
 
-const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},
-                                      {"zero_grad", opt_zero_grad},
-                                      {"lr", opt_lr},
-                                      {"momentum", opt_momentum},
-                                      {"set_lr", opt_set_lr},
-                                      {nullptr, nullptr}};
+const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},     {"zero_grad", opt_zero_grad},
+                                      {"lr", opt_lr},         {"momentum", opt_momentum},
+                                      {"set_lr", opt_set_lr}, {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 const luaL_Reg kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
 const luaL_Reg kFunctions[] = {{"SGD", o_sgd},

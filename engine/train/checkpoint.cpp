@@ -39,7 +39,8 @@ std::vector<std::pair<std::string, torch::Tensor>> state_tensors(torch::nn::Modu
 
 void write_model(hid_t file, torch::nn::Module& module) {
   auto group = h5::create_group(file, "model");
-  for (const auto& [name, tensor] : state_tensors(module)) io::write_tensor(group.get(), name, tensor);
+  for (const auto& [name, tensor] : state_tensors(module))
+    io::write_tensor(group.get(), name, tensor);
 }
 
 void read_model(hid_t file, const std::string& path, torch::nn::Module& module) {
@@ -135,8 +136,8 @@ void read_optimizer(hid_t file, const std::string& path, TrainSpec& spec) {
   auto group = h5::open_group(file, "optimizer");
   const auto type = h5::read_string_attribute(group.get(), "type");
   if (type != spec.optimizer_name) {
-    throw core::DataError(path + ": the checkpoint's optimizer is " + type +
-                          ", the script's is " + spec.optimizer_name);
+    throw core::DataError(path + ": the checkpoint's optimizer is " + type + ", the script's is " +
+                          spec.optimizer_name);
   }
   auto blob = io::read_tensor(group.get(), "archive").contiguous();
   torch::serialize::InputArchive archive;
@@ -182,7 +183,8 @@ void read_accumulator(hid_t parent, const std::string& name, MetricAccumulator& 
   auto group = h5::open_group(parent, name);
   auto sums_group = h5::open_group(group.get(), "sums");
   torch::Tensor counts;
-  if (h5::exists(group.get(), "class_counts")) counts = io::read_tensor(group.get(), "class_counts");
+  if (h5::exists(group.get(), "class_counts"))
+    counts = io::read_tensor(group.get(), "class_counts");
   acc.restore(read_double_attributes(sums_group.get()),
               h5::read_int_attribute(group.get(), "samples"), counts);
 }
@@ -216,9 +218,9 @@ BestTracker read_tracker(hid_t group, const std::string& prefix) {
   return t;
 }
 
-const char* const kCounters[] = {"epoch",         "epoch_position",    "epoch_batches",
-                                 "epoch_samples", "epoch_skipped",     "epoch_nan_skipped",
-                                 "step",          "samples_seen",      "grad_scale_tracker"};
+const char* const kCounters[] = {"epoch",         "epoch_position", "epoch_batches",
+                                 "epoch_samples", "epoch_skipped",  "epoch_nan_skipped",
+                                 "step",          "samples_seen",   "grad_scale_tracker"};
 
 int64_t* counter(TrainerState& s, const std::string& name) {
   if (name == "epoch") return &s.epoch;
@@ -311,9 +313,12 @@ std::string encode_list(const std::vector<std::string>& items) {
   for (const auto& item : items) {
     out += '\n';
     for (char c : item) {
-      if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else out += c;
+      if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else
+        out += c;
     }
   }
   return out;
@@ -357,7 +362,8 @@ void write_stats(hid_t file, const data::TabularStats& stats) {
   for (const auto& c : stats.categorical) names.push_back(c.name);
   h5::write_attribute(g.get(), "categorical", encode_list(names));
   auto vocab = h5::create_group(g.get(), "vocabulary");
-  for (const auto& c : stats.categorical) h5::write_attribute(vocab.get(), c.name, encode_list(c.values));
+  for (const auto& c : stats.categorical)
+    h5::write_attribute(vocab.get(), c.name, encode_list(c.values));
   h5::write_attribute(g.get(), "target", stats.target);
   h5::write_attribute(g.get(), "class_target", stats.class_target);
   h5::write_attribute(g.get(), "classes", encode_list(stats.classes));
@@ -484,8 +490,8 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint) {
   std::string latest = h5::read_string_attribute(group.get(), "latest");
   if (!fs::exists(latest)) {
     // the runs folder moved: look beside the run file, in its own folder
-    const fs::path beside = fs::path(path).parent_path() / fs::path(path).stem() /
-                            fs::path(latest).filename();
+    const fs::path beside =
+        fs::path(path).parent_path() / fs::path(path).stem() / fs::path(latest).filename();
     if (!fs::exists(beside)) {
       throw core::DataError(path + ": its latest checkpoint " + latest + " is missing");
     }

@@ -41,8 +41,8 @@ double regression_error(const std::string& metric, const torch::Tensor& output,
     throw core::UsageError("metric '" + metric + "' needs targets shaped like the output, got " +
                            "output " + shape_of(output) + " and target " + shape_of(target));
   }
-  auto diff = output.detach().to(torch::kFloat64).reshape(-1) -
-              target.to(torch::kFloat64).reshape(-1);
+  auto diff =
+      output.detach().to(torch::kFloat64).reshape(-1) - target.to(torch::kFloat64).reshape(-1);
   return (metric == "mse" ? diff.square() : diff.abs()).mean().item<double>();
 }
 

@@ -71,8 +71,7 @@ Rate multi_step_rate(std::vector<int64_t> milestones, double gamma) {
   return [milestones, gamma](double base, int64_t t) {
     // milestones passed: bisect_right, as PyTorch
     const auto passed =
-        std::upper_bound(milestones.begin(), milestones.end(), t) -
-        milestones.begin();
+        std::upper_bound(milestones.begin(), milestones.end(), t) - milestones.begin();
     return base * std::pow(gamma, static_cast<double>(passed));
   };
 }
@@ -117,9 +116,9 @@ Rate lambda_rate(std::function<double(int64_t t)> factor) {
 Rate sequential_rate(std::vector<Rate> rates, std::vector<int64_t> milestones) {
   if (rates.empty()) throw core::UsageError("SequentialLR: give at least one scheduler");
   if (milestones.size() + 1 != rates.size()) {
-    throw core::UsageError("SequentialLR: " + std::to_string(rates.size()) +
-                           " schedulers need " + std::to_string(rates.size() - 1) +
-                           " milestones, got " + std::to_string(milestones.size()));
+    throw core::UsageError("SequentialLR: " + std::to_string(rates.size()) + " schedulers need " +
+                           std::to_string(rates.size() - 1) + " milestones, got " +
+                           std::to_string(milestones.size()));
   }
   if (!std::is_sorted(milestones.begin(), milestones.end())) {
     throw core::UsageError("SequentialLR: milestones must be increasing");
@@ -160,8 +159,8 @@ double momentum_of(const torch::optim::OptimizerOptions& options) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-OneCycleLR::OneCycleLR(std::shared_ptr<torch::optim::Optimizer> optimizer,
-                       OneCycleOptions options, StepMode mode)
+OneCycleLR::OneCycleLR(std::shared_ptr<torch::optim::Optimizer> optimizer, OneCycleOptions options,
+                       StepMode mode)
     : Scheduler(std::move(optimizer), mode, "OneCycleLR"), options_(options) {
   const auto& o = options_;
   if (!(o.max_lr > 0)) throw core::UsageError("OneCycleLR: max_lr must be > 0");

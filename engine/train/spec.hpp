@@ -48,8 +48,8 @@ struct EarlyStopping {
 
 struct CheckpointPolicy {
   bool every_epoch = true;
-  int64_t every_steps = 0;  // 0: not by steps
-  int64_t keep_last = 2;    // most recent checkpoints kept; older ones are deleted
+  int64_t every_steps = 0;              // 0: not by steps
+  int64_t keep_last = 2;                // most recent checkpoints kept; older ones are deleted
   std::optional<MetricGoal> keep_best;  // also keep the best one by this metric
   std::string folder;                   // where ckpt-<step>.h5 go; empty: no checkpoints
 };

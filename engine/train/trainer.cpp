@@ -189,7 +189,8 @@ void Trainer::optimizer_step() {
   const auto& o = spec_.options;
   bool finite = true;
   if (use_scaler_) finite = scaler_.unscale(parameters_);
-  if (finite && o.clip_grad_value > 0) torch::nn::utils::clip_grad_value_(parameters_, o.clip_grad_value);
+  if (finite && o.clip_grad_value > 0)
+    torch::nn::utils::clip_grad_value_(parameters_, o.clip_grad_value);
   if (finite && o.clip_grad_norm > 0) {
     torch::nn::utils::clip_grad_norm_(parameters_, o.clip_grad_norm, o.clip_norm_type);
   }
@@ -210,8 +211,8 @@ void Trainer::log(const std::map<std::string, double>& values) {
 
 void Trainer::stop(const std::string& reason) {
   stop_ = true;
-  stop_reason_ = reason.empty() ? "stopped by the script at step " + std::to_string(state_.step)
-                                : reason;
+  stop_reason_ =
+      reason.empty() ? "stopped by the script at step " + std::to_string(state_.step) : reason;
 }
 
 // ---- the loop ----
@@ -300,7 +301,8 @@ void Trainer::after_step() {
     p.loss = state_.window.average("loss");
     const double window_time = clock_.seconds() - window_start_;
     p.samples_per_second = window_time > 0 ? window_samples_ / window_time : 0;
-    const double per_step = clock_.seconds() / static_cast<double>(std::max<int64_t>(1, steps_here_));
+    const double per_step =
+        clock_.seconds() / static_cast<double>(std::max<int64_t>(1, steps_here_));
     p.eta_seconds = per_step * static_cast<double>(total_steps_ - state_.step);
     p.lr = current_lr(*spec_.optimizer);
     for (auto* obs : observers_) obs->on_progress(p);
@@ -368,8 +370,7 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   summary.seconds = epoch_seconds;
   summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
   summary.loader_wait_fraction = epoch_seconds > 0 ? loader_wait / epoch_seconds : 0;
-  summary.skipped_records =
-      state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
+  summary.skipped_records = state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
   MetricRow data_row{"data",
                      state_.step,
                      epoch_end,
@@ -457,10 +458,9 @@ void Trainer::track(const MetricGoal& goal, BestTracker& tracker, bool* improved
     throw core::UsageError("the watched metric " + goal.text() + " is not logged (logged: " +
                            (known.empty() ? std::string("none") : core::join(known)) + ")");
   }
-  const double min_delta =
-      spec_.options.early_stopping && &tracker == &state_.early_stopping
-          ? spec_.options.early_stopping->min_delta
-          : 0.0;
+  const double min_delta = spec_.options.early_stopping && &tracker == &state_.early_stopping
+                               ? spec_.options.early_stopping->min_delta
+                               : 0.0;
   if (goal.better(it->second, tracker.best, min_delta)) {
     tracker.best = it->second;
     tracker.best_step = state_.step;
@@ -517,7 +517,8 @@ void Trainer::checkpoint() {
   if (path == last_checkpoint_ && !best) return;
   std::error_code ec;
   fs::create_directories(policy.folder, ec);
-  if (ec) throw core::IoError("cannot create checkpoint folder " + policy.folder + ": " + ec.message());
+  if (ec)
+    throw core::IoError("cannot create checkpoint folder " + policy.folder + ": " + ec.message());
   // decide what the keep policy deletes before saving, so the saved list is the kept one
   std::vector<std::string> doomed;
   auto& kept = state_.checkpoints;

@@ -80,10 +80,10 @@ class Trainer : public StepContext {
   bool use_scaler_ = false;
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
-  int64_t micro_ = 0;             // batches in the accumulation group so far
-  bool batch_stepped_ = false;    // ctx:step() was called for the current batch
-  bool batch_nan_ = false;        // the current batch's loss was not finite and was skipped
-  bool checkpoint_due_ = false;   // the next checkpoint is the best one so far
+  int64_t micro_ = 0;            // batches in the accumulation group so far
+  bool batch_stepped_ = false;   // ctx:step() was called for the current batch
+  bool batch_nan_ = false;       // the current batch's loss was not finite and was skipped
+  bool checkpoint_due_ = false;  // the next checkpoint is the best one so far
   bool stop_ = false;
   bool evaluating_ = false;
   std::string stop_reason_;

@@ -28,8 +28,8 @@ struct TrainerState {
   int64_t epoch_nan_skipped = 0;
   int64_t step = 0;  // optimizer steps taken
   int64_t samples_seen = 0;
-  double elapsed = 0;  // seconds of training up to this point, over every process of the run
-  MetricAccumulator window;         // training metrics since the last logged row
+  double elapsed = 0;        // seconds of training up to this point, over every process of the run
+  MetricAccumulator window;  // training metrics since the last logged row
   MetricAccumulator epoch_metrics;  // training metrics of the epoch in progress
   std::map<std::string, double> last_validation;
   BestTracker early_stopping, keep_best;

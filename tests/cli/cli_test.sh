@@ -210,6 +210,16 @@ $b"
     expect 4 "/model/" "different model" -- "$ENGINE" eval "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
       --checkpoint "$run"
     ;;
+  examples)
+    # the worked examples run (briefly) as documented
+    expect 0 "CIFAR-10 not found" "finished 2 steps" -- "$ENGINE" train "$REPO/scripts/cifar_resnet.lua" \
+      --set synthetic=true --set synthetic_size=256 --set epochs=1 --out "$WORK/runs" --threads 2
+    [ -d /usr/share/datasets/fashion-mnist ] || fail "Debian's dataset-fashion-mnist is not installed"
+    expect 0 "reached 12 steps" "f1" -- "$ENGINE" train "$REPO/scripts/fashion_mnist_modern.lua" \
+      --set max_steps=12 --set warmup_steps=4 --out "$WORK/runs" --threads 2
+    run=$(ls "$WORK"/runs/fashion_mnist_modern/*.h5)
+    h5dump -d /metrics/train/lr "$run" >/dev/null || fail "no lr series"
+    ;;
   *)
     fail "unknown case"
     ;;

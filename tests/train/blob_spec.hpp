@@ -59,8 +59,8 @@ inline train::TrainSpec blob_spec(uint64_t seed, double dropout = 0, bool adam =
   spec.validation_data = data::Pipeline(source).batch(100);
   spec.loss = std::make_shared<nn::Loss>(nn::Loss::Kind::kNll);
   if (adam) {
-    spec.optimizer = std::make_shared<torch::optim::Adam>(net->parameters(),
-                                                          torch::optim::AdamOptions(0.01));
+    spec.optimizer =
+        std::make_shared<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(0.01));
     spec.optimizer_name = "Adam";
   } else {
     spec.optimizer = std::make_shared<torch::optim::SGD>(

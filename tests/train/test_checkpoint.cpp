@@ -24,9 +24,9 @@ namespace {
 // straddle checkpoints: everything a resume must restore.
 train::TrainSpec resumable_spec(const std::string& folder) {
   auto spec = blob_spec(21, 0.3, true);
-  spec.scheduler = std::make_shared<train::ClosedFormLR>(
-      spec.optimizer, train::cosine_annealing_rate(20, 0.0), train::StepMode::kStep,
-      "CosineAnnealingLR");
+  spec.scheduler =
+      std::make_shared<train::ClosedFormLR>(spec.optimizer, train::cosine_annealing_rate(20, 0.0),
+                                            train::StepMode::kStep, "CosineAnnealingLR");
   spec.metrics = {"accuracy", "f1"};
   spec.options.epochs = 4;
   spec.options.accumulate = 3;  // 8 batches per epoch: steps of 3, 3 and 2 batches

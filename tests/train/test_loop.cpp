@@ -229,3 +229,15 @@ TEST_CASE("LBFGS trains with the built-in step, re-evaluating the loss in its cl
   CHECK_THROWS_WITH_AS(train::Trainer(hooked, {}), doctest::Contains("LBFGS re-evaluates"),
                        core::UsageError);
 }
+
+TEST_CASE("bfloat16 autocast trains on CPU and keeps float32 weights") {
+  auto spec = blob_spec(12);
+  spec.options.precision = train::Precision::kBFloat16;
+  spec.options.epochs = 3;
+  train::Trainer trainer(spec, {});
+  const double before = trainer.validate().at("loss");
+  auto result = trainer.run();
+  CHECK(result.last_validation.at("loss") < before * 0.7);
+  CHECK(result.last_validation.at("accuracy") > 0.8);
+  for (const auto& p : spec.model.module->parameters()) CHECK((p.scalar_type() == torch::kFloat32));
+}

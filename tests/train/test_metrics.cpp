@@ -57,21 +57,19 @@ TEST_CASE("mse and mae average over every element, weighted by batch size") {
 }
 
 TEST_CASE("metrics the script computes are averaged like the built-in ones") {
-  train::CustomMetric first{"first",
-                            [](const torch::Tensor& o, const torch::Tensor&) {
-                              return o[0][0].item<double>();
-                            }};
+  train::CustomMetric first{
+      "first", [](const torch::Tensor& o, const torch::Tensor&) { return o[0][0].item<double>(); }};
   train::MetricAccumulator acc({}, {first});
-  acc.add(0, torch::tensor({{2.0f}, {9.0f}}), torch::tensor({0, 0}));           // 2, 2 samples
-  acc.add(0, torch::tensor({{5.0f}}), torch::tensor({0}));                       // 5, 1 sample
+  acc.add(0, torch::tensor({{2.0f}, {9.0f}}), torch::tensor({0, 0}));  // 2, 2 samples
+  acc.add(0, torch::tensor({{5.0f}}), torch::tensor({0}));             // 5, 1 sample
   CHECK(acc.averages().at("first") == doctest::Approx((2.0 * 2 + 5.0) / 3));
 }
 
 TEST_CASE("accuracy names the shapes it cannot use; unknown metric names list the known") {
   CHECK_THROWS_WITH_AS(train::accuracy(torch::zeros({4, 3}), torch::zeros({5}, torch::kInt64)),
                        doctest::Contains("got output 4x3 and target 5"), core::UsageError);
-  CHECK_THROWS_WITH_AS(train::check_metric_name("f1score"), doctest::Contains("precision, recall, f1"),
-                       core::UsageError);
+  CHECK_THROWS_WITH_AS(train::check_metric_name("f1score"),
+                       doctest::Contains("precision, recall, f1"), core::UsageError);
 }
 
 TEST_CASE("watched metrics: split, name and direction") {

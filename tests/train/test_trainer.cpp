@@ -14,7 +14,6 @@ using namespace engine;
 using engine::test::blob_spec;
 using engine::test::Recorder;
 
-
 TEST_CASE("training lowers the loss and logs train and validation rows") {
   auto spec = blob_spec(7);
   Recorder rec;
