@@ -84,6 +84,19 @@ class ArgumentError : public core::ScriptError {
   using core::ScriptError::ScriptError;
 };
 
+// Restores the Lua stack height when a scope ends, however it ends.
+class StackGuard {
+ public:
+  explicit StackGuard(lua_State* L) : L_(L), top_(lua_gettop(L)) {}
+  ~StackGuard() { lua_settop(L_, top_); }
+  StackGuard(const StackGuard&) = delete;
+  StackGuard& operator=(const StackGuard&) = delete;
+
+ private:
+  lua_State* L_;
+  int top_;
+};
+
 inline int absolute_index(lua_State* L, int index) {
   return (index > 0 || index <= LUA_REGISTRYINDEX) ? index : lua_gettop(L) + index + 1;
 }

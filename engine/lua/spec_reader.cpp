@@ -14,16 +14,6 @@
 namespace engine::lua {
 namespace {
 
-// Restores the Lua stack height when a scope ends, however it ends.
-class StackGuard {
- public:
-  explicit StackGuard(lua_State* L) : L_(L), top_(lua_gettop(L)) {}
-  ~StackGuard() { lua_settop(L_, top_); }
-
- private:
-  lua_State* L_;
-  int top_;
-};
 
 const std::set<std::string> kTopLevelFields = {
     "name",    "description", "seed",           "hparams",   "model",

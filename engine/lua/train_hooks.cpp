@@ -15,16 +15,6 @@ constexpr const char* kTrainerKey = "__trainer";
 const std::set<std::string> kCallbacks = {"on_epoch_start", "on_epoch_end", "on_validation_end",
                                           "on_checkpoint"};
 
-// Restores the Lua stack height when a scope ends, however it ends.
-class StackRestore {
- public:
-  explicit StackRestore(lua_State* L) : L_(L), top_(lua_gettop(L)) {}
-  ~StackRestore() { lua_settop(L_, top_); }
-
- private:
-  lua_State* L_;
-  int top_;
-};
 
 // Points ctx at the trainer for one hook call and unhooks it afterwards, however the call ends:
 // a ctx kept by the script past the call must not reach a trainer that no longer exists.
@@ -181,7 +171,7 @@ void LuaHooks::enter(train::StepContext& ctx) {
 train::BatchResult LuaHooks::call_batch_hook(int ref, const char* name, train::StepContext& ctx,
                                              const data::Batch& batch) {
   lua_State* L = runtime_.state();
-  StackRestore restore(L);
+  StackGuard restore(L);
   ContextScope scope(L, ctx_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   enter(ctx);  // pushes ctx
@@ -227,7 +217,7 @@ train::BatchResult LuaHooks::call_batch_hook(int ref, const char* name, train::S
 void LuaHooks::call_callback(int ref, train::StepContext& ctx,
                              const std::map<std::string, double>* values, const std::string* path) {
   lua_State* L = runtime_.state();
-  StackRestore restore(L);
+  StackGuard restore(L);
   ContextScope scope(L, ctx_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   enter(ctx);
@@ -245,7 +235,7 @@ void LuaHooks::call_callback(int ref, train::StepContext& ctx,
 
 void LuaHooks::install(int spec, train::TrainSpec& out) {
   lua_State* L = runtime_.state();
-  StackRestore restore(L);
+  StackGuard restore(L);
   spec = absolute_index(L, spec);
   for (const char* hook : {"train_batch", "evaluate_batch"}) {
     lua_getfield(L, spec, hook);
@@ -306,7 +296,7 @@ train::CustomMetric LuaHooks::metric(const std::string& name, int index) {
   return train::CustomMetric{
       name, [this, ref, name](const torch::Tensor& output, const torch::Tensor& target) {
         lua_State* L = runtime_.state();
-        StackRestore restore(L);
+        StackGuard restore(L);
         lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
         push_tensor(L, output);
         push_tensor(L, target.scalar_type() == torch::kInt64 ? target + 1 : target);
