@@ -129,12 +129,17 @@ int train_command(const std::vector<std::string>& args) {
   info.seed = seed;
   std::unique_ptr<io::RunWriter> writer;
   if (!checkpoint.empty() && fs::is_regular_file(resumed.run_file)) {
-    writer = std::make_unique<io::RunWriter>(resumed.run_file, resumed.rows, info.command);
-  } else {
-    if (!checkpoint.empty()) {
-      spdlog::warn("the checkpoint's run file {} is missing; the resumed run gets a new one",
-                   resumed.run_file);
+    try {
+      writer = std::make_unique<io::RunWriter>(resumed.run_file, resumed.rows, info.command);
+    } catch (const core::Error& e) {  // a file damaged by the crash: keep it, start another
+      spdlog::warn("cannot continue the run file {} ({}); the resumed run gets a new one",
+                   resumed.run_file, e.what());
     }
+  } else if (!checkpoint.empty()) {
+    spdlog::warn("the checkpoint's run file {} is missing; the resumed run gets a new one",
+                 resumed.run_file);
+  }
+  if (!writer) {
     writer = std::make_unique<io::RunWriter>(
         io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name), info);
   }

@@ -14,7 +14,6 @@
 namespace engine::lua {
 namespace {
 
-
 const std::set<std::string> kTopLevelFields = {
     "name",    "description", "seed",           "hparams",   "model",
     "data",    "loss",        "optimizer",      "scheduler", "metrics",

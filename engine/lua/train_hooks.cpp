@@ -15,7 +15,6 @@ constexpr const char* kTrainerKey = "__trainer";
 const std::set<std::string> kCallbacks = {"on_epoch_start", "on_epoch_end", "on_validation_end",
                                           "on_checkpoint"};
 
-
 // Points ctx at the trainer for one hook call and unhooks it afterwards, however the call ends:
 // a ctx kept by the script past the call must not reach a trainer that no longer exists.
 class ContextScope {

@@ -481,7 +481,12 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint) {
   const hid_t root = file.get();
   if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
   if (!h5::exists(root, "checkpoints")) {
-    throw core::DataError(path + ": neither a checkpoint nor a run file with checkpoints");
+    if (h5::exists(root, "metrics")) {
+      throw core::DataError(path +
+                            ": the run stopped before writing its first checkpoint; "
+                            "start it again without --resume");
+    }
+    throw core::DataError(path + ": neither a checkpoint nor a run file");
   }
   auto group = h5::open_group(root, "checkpoints");
   if (!h5::has_attribute(group.get(), "latest")) {
