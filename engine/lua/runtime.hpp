@@ -101,6 +101,14 @@ inline int absolute_index(lua_State* L, int index) {
   return (index > 0 || index <= LUA_REGISTRYINDEX) ? index : lua_gettop(L) + index + 1;
 }
 
+// Pushes table[key] without metamethods: reading a script's table this way cannot raise a Lua
+// error (a longjmp) across live C++ objects.
+inline void raw_get(lua_State* L, int table, const char* key) {
+  table = absolute_index(L, table);
+  lua_pushstring(L, key);
+  lua_rawget(L, table);
+}
+
 // ---- userdata types -------------------------------------------------------------------------
 // A type exposed to Lua lives inside its userdata (placement new) after a tag word; __gc runs
 // its destructor. Each type names itself with a static `kTypeName` member, and the address of

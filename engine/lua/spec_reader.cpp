@@ -19,12 +19,6 @@ const std::set<std::string> kTopLevelFields = {
     "data",    "loss",        "optimizer",      "scheduler", "metrics",
     "trainer", "train_batch", "evaluate_batch", "searcher",  "callbacks"};
 
-void raw_field(lua_State* L, int table, const char* key) {
-  table = absolute_index(L, table);
-  lua_pushstring(L, key);
-  lua_rawget(L, table);
-}
-
 bool parse_number(const std::string& text, double* out) {
   if (text.empty()) return false;
   char* end = nullptr;
@@ -54,7 +48,7 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
                               "' in the returned table (known: " + core::join(known) + ")");
     }
   }
-  raw_field(L, spec, "hparams");
+  raw_get(L, spec, "hparams");
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -79,7 +73,7 @@ TrainScript::~TrainScript() {
 void TrainScript::push_field(const char* key) const {
   lua_State* L = runtime_.state();
   lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
-  raw_field(L, -1, key);
+  raw_get(L, -1, key);
   lua_remove(L, -2);
 }
 
@@ -158,7 +152,7 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
       throw core::UsageError("--set " + assignment + ": expected key=value");
     }
     const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-    raw_field(L, table, key.c_str());
+    raw_get(L, table, key.c_str());
     const int type = lua_type(L, -1);
     lua_pop(L, 1);
     if (type == LUA_TNIL) {
@@ -205,7 +199,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
     throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
   }
-  raw_field(L, t, "validate_every");
+  raw_get(L, t, "validate_every");
   if (lua_type(L, -1) == LUA_TNUMBER) {
     opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
     if (opts.validate_every_steps < 1)
@@ -219,7 +213,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   lua_pop(L, 1);
 
   // checkpoint_every = 'epoch' | N steps | false
-  raw_field(L, t, "checkpoint_every");
+  raw_get(L, t, "checkpoint_every");
   auto& ck = opts.checkpoint;
   if (lua_type(L, -1) == LUA_TNUMBER) {
     ck.every_epoch = false;
@@ -262,7 +256,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   opts.on_nan = on_nan == "skip" ? train::NanPolicy::kSkip : train::NanPolicy::kError;
 
   // early_stopping = {metric = 'validation.loss', patience = 3, min_delta = 0, mode = 'min'}
-  raw_field(L, t, "early_stopping");
+  raw_get(L, t, "early_stopping");
   if (lua_istable(L, -1)) {
     Options es(L, lua_gettop(L), "trainer.early_stopping",
                {"metric", "patience", "min_delta", "mode"});
@@ -315,7 +309,7 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
                             ": 'data' must return a table {train = ..., validation = ...} (got " +
                             type_name(L, -1) + ")");
   for (const char* split : {"train", "validation"}) {
-    raw_field(L, -1, split);
+    raw_get(L, -1, split);
     if (auto* p = test<PipelineBox>(L, -1)) {
       (split[0] == 't' ? spec.train_data : spec.validation_data) = p->pipeline;
     } else if (!lua_isnil(L, -1)) {

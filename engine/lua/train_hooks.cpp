@@ -237,7 +237,7 @@ void LuaHooks::install(int spec, train::TrainSpec& out) {
   StackGuard restore(L);
   spec = absolute_index(L, spec);
   for (const char* hook : {"train_batch", "evaluate_batch"}) {
-    lua_getfield(L, spec, hook);
+    raw_get(L, spec, hook);
     if (lua_isnil(L, -1)) {
       lua_pop(L, 1);
       continue;
@@ -253,7 +253,7 @@ void LuaHooks::install(int spec, train::TrainSpec& out) {
     };
     (hook[0] == 't' ? out.hooks.train_batch : out.hooks.evaluate_batch) = fn;
   }
-  lua_getfield(L, spec, "callbacks");
+  raw_get(L, spec, "callbacks");
   if (lua_isnil(L, -1)) return;
   if (!lua_istable(L, -1)) {
     throw core::ScriptError(path_ + ": 'callbacks' must be a table {on_epoch_end = function..}");

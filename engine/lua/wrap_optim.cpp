@@ -33,7 +33,7 @@ bool is_group_list(lua_State* L, int index) {
   lua_rawgeti(L, index, 1);
   bool groups = false;
   if (lua_istable(L, -1) && !test_module(L, -1)) {
-    lua_getfield(L, -1, "params");
+    raw_get(L, -1, "params");
     groups = !lua_isnil(L, -1);
     lua_pop(L, 1);
   }
@@ -64,7 +64,7 @@ int build_optimizer(lua_State* L, const std::string& name, const char* short_nam
         throw ArgumentError(where + ": expected a table {params = ..., options...}");
       }
       Options g(L, entry, where, group_keys);
-      lua_getfield(L, entry, "params");
+      raw_get(L, entry, "params");
       auto params = parameter_list(L, lua_gettop(L), where + " params");
       lua_pop(L, 1);
       groups.emplace_back(std::move(params), std::make_unique<Opts>(read(g, defaults)));
@@ -308,7 +308,7 @@ int o_lambda_lr(lua_State* L) {
     if (lua_istable(L, 2)) {
       Options o(L, 2, "optim.LambdaLR", {"lr_lambda", "step_mode"});
       mode = o.string("step_mode", "epoch");
-      lua_getfield(L, 2, "lr_lambda");
+      raw_get(L, 2, "lr_lambda");
     } else {
       lua_pushvalue(L, 2);
     }
