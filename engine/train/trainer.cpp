@@ -150,11 +150,13 @@ bool Trainer::backward(const torch::Tensor& loss) {
     throw core::UsageError(
         "backward needs the loss tensor computed from the model's output (it has no gradient)");
   }
-  if (!torch::isfinite(loss.detach()).all().item<bool>()) {
+  // one read of the value per batch: the check and the message share it
+  const double value = loss.detach().sum().to(torch::kFloat64).item<double>();
+  if (!std::isfinite(value)) {
     const std::string where = "at step " + std::to_string(state_.step + 1) + " (epoch " +
                               std::to_string(state_.epoch + 1) + ", batch " +
                               std::to_string(state_.epoch_batches + 1) + ")";
-    const std::string what = "the loss is " + format_value(loss.detach().sum().item<double>());
+    const std::string what = "the loss is " + format_value(value);
     if (spec_.options.on_nan == NanPolicy::kError) {
       throw core::TrainingError(what + " " + where +
                                 "; lower the learning rate, clip gradients (clip_grad_norm) "
