@@ -14,6 +14,12 @@ namespace {
 constexpr double kTtyRefreshSeconds = 0.2;
 constexpr double kPlainLineSeconds = 15.0;
 
+// "1 step", "3 steps"; "1 NaN batch", "2 NaN batches"
+std::string count_text(int64_t count, const std::string& noun) {
+  const bool es = !noun.empty() && (noun.back() == 'h' || noun.back() == 's');
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : es ? "es" : "s");
+}
+
 std::string metrics_text(const std::map<std::string, double>& values) {
   std::string out;
   char buf[64];
@@ -115,9 +121,12 @@ void ConsoleObserver::on_epoch_end(const train::EpochSummary& s) {
   std::snprintf(buf, sizeof buf, " | %.0f samples/s, lr %g, loader wait %.1f%%",
                 s.samples_per_second, s.lr, 100.0 * s.loader_wait_fraction);
   line += buf;
-  if (s.nan_skipped > 0) line += " | " + std::to_string(s.nan_skipped) + " NaN batches skipped";
+  if (s.nan_skipped > 0) line += " | " + count_text(s.nan_skipped, "NaN batch") + " skipped";
+  if (s.overflow_skipped > 0) {
+    line += " | " + count_text(s.overflow_skipped, "step") + " skipped (gradient overflow)";
+  }
   if (s.skipped_records > 0) {
-    line += " | " + std::to_string(s.skipped_records) + " bad records skipped";
+    line += " | " + count_text(s.skipped_records, "bad record") + " skipped";
   }
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);

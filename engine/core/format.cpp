@@ -14,6 +14,13 @@ std::string shape_string(c10::IntArrayRef shape) {
   return out + "]";
 }
 
+std::string number_string(double value) {
+  if (std::isnan(value)) return "nan";  // printf writes -nan for some NaNs
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  return buf;
+}
+
 std::string duration_string(double seconds) {
   char buf[64];
   if (!std::isfinite(seconds) || seconds < 0) return "?";

@@ -10,6 +10,7 @@
 #include "engine/lua/optim_value.hpp"
 #include "engine/lua/tensor_value.hpp"
 #include "engine/train/metrics.hpp"
+#include "engine/train/precision.hpp"
 
 namespace engine::lua {
 namespace {
@@ -192,7 +193,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   Options o(L, t, "trainer",
             {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
              "keep_checkpoints", "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value",
-             "accumulate", "precision", "early_stopping", "on_nan"});
+             "accumulate", "precision", "loss_scale", "early_stopping", "on_nan"});
   opts.epochs = o.integer("epochs", 1);
   opts.steps = o.integer("steps", 0);
   opts.log_every = o.integer("log_every", 50);
@@ -242,6 +243,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   opts.accumulate = o.integer("accumulate", 1);
   if (opts.accumulate < 1) throw core::ScriptError(path_ + ": trainer accumulate must be >= 1");
   opts.precision = train::parse_precision(o.string("precision", "float32"));
+  read_loss_scale(t, opts.loss_scale);
   opts.clip_grad_norm = o.number("clip_grad_norm", 0);
   opts.clip_norm_type = o.number("clip_norm_type", 2);
   opts.clip_grad_value = o.number("clip_grad_value", 0);
@@ -273,6 +275,39 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
     throw core::ScriptError(path_ +
                             ": trainer early_stopping must be a table "
                             "{metric = 'validation.loss', patience = 3}");
+  }
+  lua_pop(L, 1);
+}
+
+// loss_scale = 'dynamic' | true | false |
+//              {init_scale = 65536, growth_factor = 2, backoff_factor = 0.5, growth_interval =
+//              2000}
+void TrainScript::read_loss_scale(int t, train::LossScaling& scaling) const {
+  lua_State* L = runtime_.state();
+  raw_get(L, t, "loss_scale");
+  const int type = lua_type(L, -1);
+  if (type == LUA_TBOOLEAN) {
+    scaling.enabled = lua_toboolean(L, -1) != 0;
+  } else if (type == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "dynamic") {
+    scaling.enabled = true;
+  } else if (type == LUA_TTABLE) {
+    Options ls(L, lua_gettop(L), "trainer.loss_scale",
+               {"init_scale", "growth_factor", "backoff_factor", "growth_interval"});
+    scaling.enabled = true;
+    scaling.init_scale = ls.number("init_scale", scaling.init_scale);
+    scaling.growth_factor = ls.number("growth_factor", scaling.growth_factor);
+    scaling.backoff_factor = ls.number("backoff_factor", scaling.backoff_factor);
+    scaling.growth_interval = ls.integer("growth_interval", scaling.growth_interval);
+    try {
+      train::GradScaler(scaling.init_scale, scaling.growth_factor, scaling.backoff_factor,
+                        scaling.growth_interval);
+    } catch (const core::UsageError& e) {
+      throw core::ScriptError(path_ + ": trainer " + e.what());
+    }
+  } else if (type != LUA_TNIL) {
+    throw core::ScriptError(path_ +
+                            ": trainer loss_scale must be 'dynamic', false, or a table "
+                            "{init_scale = 65536, growth_interval = 2000}");
   }
   lua_pop(L, 1);
 }

@@ -38,6 +38,7 @@ class TrainScript {
   // arguments are on the stack already.
   void call_field(const char* key, int nargs) const;
   void read_trainer_options(int table, train::TrainerOptions& options) const;
+  void read_loss_scale(int table, train::LossScaling& scaling) const;
 
   Runtime& runtime_;
   std::string path_;

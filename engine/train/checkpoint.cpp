@@ -218,9 +218,16 @@ BestTracker read_tracker(hid_t group, const std::string& prefix) {
   return t;
 }
 
-const char* const kCounters[] = {"epoch",         "epoch_position", "epoch_batches",
-                                 "epoch_samples", "epoch_skipped",  "epoch_nan_skipped",
-                                 "step",          "samples_seen",   "grad_scale_tracker"};
+const char* const kCounters[] = {"epoch",
+                                 "epoch_position",
+                                 "epoch_batches",
+                                 "epoch_samples",
+                                 "epoch_skipped",
+                                 "epoch_nan_skipped",
+                                 "step",
+                                 "samples_seen",
+                                 "grad_scale_tracker",
+                                 "epoch_overflow_skipped"};
 
 int64_t* counter(TrainerState& s, const std::string& name) {
   if (name == "epoch") return &s.epoch;
@@ -231,6 +238,7 @@ int64_t* counter(TrainerState& s, const std::string& name) {
   if (name == "epoch_nan_skipped") return &s.epoch_nan_skipped;
   if (name == "step") return &s.step;
   if (name == "samples_seen") return &s.samples_seen;
+  if (name == "epoch_overflow_skipped") return &s.epoch_overflow_skipped;
   return &s.grad_scale_tracker;
 }
 
@@ -272,7 +280,11 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
   auto group = h5::open_group(file, "trainer");
   const hid_t g = group.get();
   TrainerState s;
-  for (const char* name : kCounters) *counter(s, name) = h5::read_int_attribute(g, name);
+  for (const char* name : kCounters) {
+    // checkpoints written before the loss scaler counted its skipped steps lack that counter
+    if (std::string(name) == "epoch_overflow_skipped" && !h5::has_attribute(g, name)) continue;
+    *counter(s, name) = h5::read_int_attribute(g, name);
+  }
   s.elapsed = h5::read_double_attribute(g, "elapsed");
   s.grad_scale = h5::read_double_attribute(g, "grad_scale");
   s.early_stopping = read_tracker(g, "early_stopping");

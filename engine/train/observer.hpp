@@ -35,6 +35,7 @@ struct EpochSummary {
   double loader_wait_fraction = 0;  // time the step waited for data / epoch time
   int64_t skipped_records = 0;      // bad records the training data left out (skip_bad)
   int64_t nan_skipped = 0;          // batches left out for a NaN or infinite loss (on_nan = 'skip')
+  int64_t overflow_skipped = 0;     // steps the loss scaler skipped for non-finite gradients
   double lr = 0;
   std::map<std::string, double> train;
   std::map<std::string, double> validation;

@@ -2,7 +2,12 @@
 
 #include <ATen/autocast_mode.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 
 namespace engine::train {
 
@@ -69,19 +74,38 @@ GradScaler::GradScaler(double initial_scale, double growth_factor, double backof
     : scale_(initial_scale),
       growth_(growth_factor),
       backoff_(backoff_factor),
-      interval_(growth_interval) {}
+      interval_(growth_interval) {
+  if (!(initial_scale > 0) || !std::isfinite(initial_scale)) {
+    throw core::UsageError("loss_scale init_scale must be a positive finite number, got " +
+                           core::number_string(initial_scale));
+  }
+  if (!(growth_factor > 1)) {
+    throw core::UsageError("loss_scale growth_factor must be > 1, got " +
+                           core::number_string(growth_factor));
+  }
+  if (!(backoff_factor > 0 && backoff_factor < 1)) {
+    throw core::UsageError("loss_scale backoff_factor must be between 0 and 1, got " +
+                           core::number_string(backoff_factor));
+  }
+  if (growth_interval < 1) {
+    throw core::UsageError("loss_scale growth_interval must be >= 1, got " +
+                           std::to_string(growth_interval));
+  }
+}
 
 bool GradScaler::unscale(const std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   const double inverse = 1.0 / scale_;
-  bool finite = true;
+  // one flag tensor on the gradients' device, read once: a single device sync per step
+  torch::Tensor non_finite;
   for (const auto& p : params) {
     auto grad = p.grad();
     if (!grad.defined()) continue;
     grad.mul_(inverse);
-    if (finite && !torch::isfinite(grad).all().item<bool>()) finite = false;
+    auto bad = torch::logical_not(torch::isfinite(grad)).any();
+    non_finite = non_finite.defined() ? torch::logical_or(non_finite, bad) : bad;
   }
-  return finite;
+  return !non_finite.defined() || !non_finite.item<bool>();
 }
 
 void GradScaler::update(bool finite) {
@@ -91,7 +115,9 @@ void GradScaler::update(bool finite) {
     return;
   }
   if (++good_steps_ >= interval_) {
-    scale_ *= growth_;
+    // never past float32's range, where the scaled loss itself would be infinite (as PyTorch)
+    const double grown = scale_ * growth_;
+    if (grown <= std::numeric_limits<float>::max()) scale_ = grown;
     good_steps_ = 0;
   }
 }

@@ -46,6 +46,19 @@ struct EarlyStopping {
   double min_delta = 0;
 };
 
+// Dynamic loss scaling, with torch.cuda.amp.GradScaler's arguments. On by default with float16
+// only; it can be turned on for any precision (the arithmetic is exact for powers of two).
+struct LossScaling {
+  std::optional<bool> enabled;  // unset: on for float16, off otherwise
+  double init_scale = 65536.0;
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  int64_t growth_interval = 2000;  // good steps in a row before the scale grows
+  bool active(Precision precision) const {
+    return enabled.value_or(precision == Precision::kFloat16);
+  }
+};
+
 struct CheckpointPolicy {
   bool every_epoch = true;
   int64_t every_steps = 0;              // 0: not by steps
@@ -64,6 +77,7 @@ struct TrainerOptions {
   double clip_norm_type = 2;
   double clip_grad_value = 0;  // 0: no clipping by value
   Precision precision = Precision::kFloat32;
+  LossScaling loss_scale;
   NanPolicy on_nan = NanPolicy::kError;
   std::optional<EarlyStopping> early_stopping;
   CheckpointPolicy checkpoint;

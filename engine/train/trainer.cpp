@@ -18,7 +18,8 @@
 namespace engine::train {
 namespace {
 
-constexpr int kNanWarnings = 5;  // skipped batches reported one by one; the rest are counted
+constexpr int kNanWarnings = 5;    // skipped batches reported one by one; the rest are counted
+constexpr int kOverflowNotes = 3;  // the same for steps the loss scaler skips
 
 void check_spec(const TrainSpec& spec) {
   if (!spec.model.module || !spec.model.forward)
@@ -41,23 +42,16 @@ void check_spec(const TrainSpec& spec) {
   }
   check_precision(o.precision, spec.device);
   if (dynamic_cast<torch::optim::LBFGS*>(spec.optimizer.get())) {
-    if (o.accumulate > 1 || spec.hooks.train_batch || o.precision == Precision::kFloat16) {
+    if (o.accumulate > 1 || spec.hooks.train_batch || o.loss_scale.active(o.precision)) {
       throw core::UsageError(
           "LBFGS re-evaluates the loss inside its step: it runs with the built-in step only "
-          "(no train_batch hook, accumulate = 1, no float16)");
+          "(no train_batch hook, accumulate = 1, no float16 or loss_scale)");
     }
   }
 }
 
 std::string signal_name(int signal) {
   return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : std::to_string(signal);
-}
-
-std::string format_value(double v) {
-  if (std::isnan(v)) return "nan";  // printf writes -nan for some NaNs
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 }  // namespace
@@ -97,7 +91,11 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   check_spec(spec_);
   state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
-  use_scaler_ = spec_.options.precision == Precision::kFloat16;
+  const auto& scaling = spec_.options.loss_scale;
+  use_scaler_ = scaling.active(spec_.options.precision);
+  scaler_ = GradScaler(scaling.init_scale, scaling.growth_factor, scaling.backoff_factor,
+                       scaling.growth_interval);
+  state_.grad_scale = scaler_.current_scale();
   lbfgs_ = dynamic_cast<torch::optim::LBFGS*>(spec_.optimizer.get()) != nullptr;
   parameters_ = spec_.model.module->parameters();
   batches_per_epoch_ = spec_.train_data->size();
@@ -139,6 +137,7 @@ void Trainer::log_train_window() {
   if (state_.window.samples() == 0) return;
   MetricRow row{"train", state_.step, fractional_epoch(), elapsed(), state_.window.averages()};
   row.values["lr"] = current_lr(*spec_.optimizer);
+  if (use_scaler_) row.values["loss_scale"] = scaler_.current_scale();
   emit(row);
   state_.window.reset();
 }
@@ -152,11 +151,12 @@ bool Trainer::backward(const torch::Tensor& loss) {
   }
   // one read of the value per batch: the check and the message share it
   const double value = loss.detach().sum().to(torch::kFloat64).item<double>();
+  batch_loss_ = value;
   if (!std::isfinite(value)) {
     const std::string where = "at step " + std::to_string(state_.step + 1) + " (epoch " +
                               std::to_string(state_.epoch + 1) + ", batch " +
                               std::to_string(state_.epoch_batches + 1) + ")";
-    const std::string what = "the loss is " + format_value(value);
+    const std::string what = "the loss is " + core::number_string(value);
     if (spec_.options.on_nan == NanPolicy::kError) {
       throw core::TrainingError(what + " " + where +
                                 "; lower the learning rate, clip gradients (clip_grad_norm) "
@@ -198,6 +198,12 @@ void Trainer::optimizer_step() {
   }
   if (finite) spec_.optimizer->step();
   if (use_scaler_) {
+    if (!finite && ++state_.epoch_overflow_skipped <= kOverflowNotes) {
+      spdlog::info(
+          "gradient overflow at step {}: step skipped, loss scale {} -> {}", state_.step + 1,
+          core::number_string(scaler_.current_scale()),
+          core::number_string(scaler_.current_scale() * spec_.options.loss_scale.backoff_factor));
+    }
     scaler_.update(finite);
     state_.grad_scale = scaler_.current_scale();
     state_.grad_scale_tracker = scaler_.growth_tracker();
@@ -224,7 +230,6 @@ void Trainer::run_batch(const data::Batch& batch) {
   batch_stepped_ = false;
   batch_nan_ = false;
   BatchResult result;
-  double loss_value = 0;
   {
     AutocastScope autocast(spec_.options.precision, spec_.device);
     if (spec_.hooks.train_batch) {
@@ -235,10 +240,9 @@ void Trainer::run_batch(const data::Batch& batch) {
       auto input = batch.input.to(spec_.device);
       auto output = spec_.model.forward(input);
       auto loss = (*spec_.loss)(output, batch.target.to(spec_.device));
-      loss_value = loss.detach().to(torch::kFloat64).item<double>();
       backward(loss);
       result.output = output;
-      result.values["loss"] = loss_value;
+      result.values["loss"] = batch_loss_;
     }
   }
   if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
@@ -326,6 +330,7 @@ void Trainer::train_epoch() {
   const bool fresh = state_.epoch_position == 0 && state_.epoch_batches == 0;
   if (fresh) {
     state_.epoch_samples = state_.epoch_skipped = state_.epoch_nan_skipped = 0;
+    state_.epoch_overflow_skipped = 0;
     state_.epoch_metrics.reset();
     if (spec_.hooks.on_epoch_start) spec_.hooks.on_epoch_start(*this);
   }
@@ -383,14 +388,19 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   if (state_.epoch_nan_skipped > 0 || o.on_nan == NanPolicy::kSkip) {
     data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
   }
+  if (use_scaler_) {
+    data_row.values["overflow_skipped_steps"] = static_cast<double>(state_.epoch_overflow_skipped);
+  }
   emit(data_row);
   summary.validation = state_.last_validation;
   summary.nan_skipped = state_.epoch_nan_skipped;
+  summary.overflow_skipped = state_.epoch_overflow_skipped;
   for (auto* obs : observers_) obs->on_epoch_end(summary);
   if (spec_.hooks.on_epoch_end) spec_.hooks.on_epoch_end(*this, summary.train);
   state_.epoch += 1;
   state_.epoch_position = state_.epoch_batches = 0;
   state_.epoch_samples = state_.epoch_skipped = state_.epoch_nan_skipped = 0;
+  state_.epoch_overflow_skipped = 0;
   state_.epoch_metrics.reset();
   if (o.checkpoint.every_epoch || checkpoint_due_) checkpoint();
   check_interrupt();
@@ -501,7 +511,7 @@ void Trainer::run_validation() {
       stop_ = true;
       stop_reason_ = "early stopping: " + es.goal.text() + " did not improve for " +
                      std::to_string(es.patience) + " validations (best " +
-                     format_value(state_.early_stopping.best) + " at step " +
+                     core::number_string(state_.early_stopping.best) + " at step " +
                      std::to_string(state_.early_stopping.best_step) + ")";
     }
   }

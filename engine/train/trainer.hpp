@@ -78,6 +78,7 @@ class Trainer : public StepContext {
   TrainerState state_;
   GradScaler scaler_;
   bool use_scaler_ = false;
+  double batch_loss_ = 0;  // the value backward() read, so the built-in step reads it once
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

@@ -26,7 +26,8 @@ struct TrainerState {
   int64_t epoch_samples = 0;
   int64_t epoch_skipped = 0;  // bad records its loader left out
   int64_t epoch_nan_skipped = 0;
-  int64_t step = 0;  // optimizer steps taken
+  int64_t epoch_overflow_skipped = 0;  // optimizer steps the loss scaler skipped
+  int64_t step = 0;                    // optimizer steps taken
   int64_t samples_seen = 0;
   double elapsed = 0;        // seconds of training up to this point, over every process of the run
   MetricAccumulator window;  // training metrics since the last logged row
@@ -36,7 +37,7 @@ struct TrainerState {
   std::string best_checkpoint;
   std::vector<std::string> checkpoints;  // kept by keep_last, oldest first
   std::map<std::string, int64_t> rows;   // rows written per split of the run file
-  double grad_scale = 65536.0;           // float16's gradient scaler
+  double grad_scale = 65536.0;           // the loss scaler's (float16's) current scale
   int64_t grad_scale_tracker = 0;
 };
 

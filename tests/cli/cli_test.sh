@@ -179,9 +179,18 @@ $b"
     expect 6 "the loss is nan at step 3 (epoch 1, batch 3)" "on_nan = 'skip'" -- \
       "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set poison=true --out "$WORK/nan"
     h5dump -a /status "$(ls "$WORK"/nan/hooks/*.h5)" | grep -q '"failed"' || fail "a NaN run is not failed"
-    expect 0 "batch skipped" "1 NaN batches skipped" -- \
+    expect 0 "batch skipped" "1 NaN batch skipped" -- \
       "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set poison=true \
       --set on_nan=skip --set epochs=1 --out "$WORK/skip"
+    # loss scaling: an overflowing gradient skips its step, and the run file says so
+    expect 0 "gradient overflow at step 3: step skipped, loss scale 65536 -> 32768" \
+      "1 step skipped (gradient overflow)" -- \
+      "$ENGINE" train "$FIX/hooks_train.lua" --set root="$WORK/tiny" --set inflate=true \
+      --set epochs=1 --out "$WORK/scaled"
+    run=$(ls "$WORK"/scaled/hooks/*.h5)
+    h5dump -d /metrics/train/loss_scale "$run" | grep -q 32768 || fail "no loss_scale series"
+    h5dump -d /metrics/data/overflow_skipped_steps "$run" | grep -q '(0): 1' ||
+      fail "no overflow_skipped_steps row"
     ;;
   eval_predict)
     # the worked tabular example: train briefly, then evaluate and predict from its checkpoints

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Dropout, Adam, a per-step cosine schedule, accumulation, shuffling, logging windows that
-// straddle checkpoints: everything a resume must restore.
+// Dropout, Adam, a per-step cosine schedule, accumulation, loss scaling, shuffling, logging
+// windows that straddle checkpoints: everything a resume must restore.
 train::TrainSpec resumable_spec(const std::string& folder) {
   auto spec = blob_spec(21, 0.3, true);
   spec.scheduler =
@@ -29,7 +29,9 @@ train::TrainSpec resumable_spec(const std::string& folder) {
                                             train::StepMode::kStep, "CosineAnnealingLR");
   spec.metrics = {"accuracy", "f1"};
   spec.options.epochs = 4;
-  spec.options.accumulate = 3;  // 8 batches per epoch: steps of 3, 3 and 2 batches
+  spec.options.accumulate = 3;             // 8 batches per epoch: steps of 3, 3 and 2 batches
+  spec.options.loss_scale.enabled = true;  // its scale, logged, changes every 2 steps
+  spec.options.loss_scale.growth_interval = 2;
   spec.options.log_every = 2;
   spec.options.validate_every_steps = 5;
   spec.options.checkpoint.folder = folder;

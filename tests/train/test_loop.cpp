@@ -241,3 +241,72 @@ TEST_CASE("bfloat16 autocast trains on CPU and keeps float32 weights") {
   CHECK(result.last_validation.at("accuracy") > 0.8);
   for (const auto& p : spec.model.module->parameters()) CHECK((p.scalar_type() == torch::kFloat32));
 }
+
+TEST_CASE("loss scaling by powers of two gives the unscaled run's weights exactly") {
+  auto plain = blob_spec(13);
+  Recorder plain_rows;
+  train::Trainer(plain, {&plain_rows}).run();
+
+  auto scaled = blob_spec(13);
+  scaled.options.loss_scale.enabled = true;
+  scaled.options.loss_scale.growth_interval = 3;  // 32 good steps: the scale doubles 10 times
+  Recorder scaled_rows;
+  train::Trainer trainer(scaled, {&scaled_rows});
+  trainer.run();
+  CHECK(torch::equal(all_weights(scaled), all_weights(plain)));
+  CHECK(trainer.state().grad_scale == 65536.0 * 1024);
+  REQUIRE(scaled_rows.rows.size() == plain_rows.rows.size());
+  for (size_t i = 0; i < plain_rows.rows.size(); ++i) {
+    auto values = scaled_rows.rows[i].values;
+    if (scaled_rows.rows[i].split == "train") {
+      CHECK(values.count("loss_scale") == 1);
+      values.erase("loss_scale");
+    } else if (scaled_rows.rows[i].split == "data") {
+      CHECK(values.at("overflow_skipped_steps") == 0);
+      continue;  // timings
+    }
+    CHECK(values == plain_rows.rows[i].values);
+  }
+}
+
+TEST_CASE("an overflowing gradient skips the step, backs the scale off and is counted") {
+  auto spec = blob_spec(14);
+  spec.options.epochs = 1;  // 8 batches
+  spec.options.log_every = 1;
+  spec.options.loss_scale.enabled = true;
+  spec.options.loss_scale.growth_interval = 3;
+  std::vector<torch::Tensor> before;  // the weights as each batch starts
+  spec.hooks.train_batch = [&](train::StepContext& ctx, const data::Batch& batch) {
+    before.push_back(all_weights(ctx.spec()).clone());
+    auto output = ctx.spec().model.forward(batch.input);
+    auto loss = (*ctx.spec().loss)(output, batch.target);
+    const double value = loss.item<double>();
+    // still finite, but times the scale (65536) its gradient overflows float32
+    if (ctx.step_index() == 2) loss = loss * 1e36;
+    ctx.backward(loss);
+    return train::BatchResult{{{"loss", value}}, output};
+  };
+  Recorder rec;
+  train::Trainer trainer(spec, {&rec});
+  trainer.run();
+  REQUIRE(before.size() == 8);
+  CHECK_FALSE(torch::equal(before[1], before[2]));  // step 2 was taken
+  CHECK(torch::equal(before[2], before[3]));        // step 3 was skipped
+  CHECK_FALSE(torch::equal(before[3], before[4]));  // and training went on
+  CHECK(trainer.state().step == 8);  // a skipped step still counts, as for PyTorch's schedulers
+  std::vector<double> scales;
+  for (const auto& r : rec.rows) {
+    if (r.split == "train") scales.push_back(r.values.at("loss_scale"));
+    if (r.split == "data") CHECK(r.values.at("overflow_skipped_steps") == 1);
+  }
+  // two good steps, an overflow (halve, count from zero), three good ones (double), two more
+  CHECK(scales == std::vector<double>{65536, 65536, 32768, 32768, 32768, 65536, 65536, 65536});
+  REQUIRE(rec.epochs.size() == 1);
+  CHECK(rec.epochs[0].overflow_skipped == 1);
+
+  auto lbfgs = blob_spec(14);
+  lbfgs.optimizer = std::make_shared<torch::optim::LBFGS>(lbfgs.model.module->parameters());
+  lbfgs.options.loss_scale.enabled = true;
+  CHECK_THROWS_WITH_AS(train::Trainer(lbfgs, {}), doctest::Contains("no float16 or loss_scale"),
+                       core::UsageError);
+}

@@ -49,4 +49,20 @@ TEST_CASE("the gradient scaler unscales, skips non-finite steps and adapts its s
   scaler.update(false);
   CHECK(scaler.current_scale() == 1024.0);
   CHECK(scaler.growth_tracker() == 0);
+
+  train::GradScaler near_limit(3e38, 2.0, 0.5, 1);  // doubling would leave float32's range
+  near_limit.update(true);
+  CHECK(near_limit.current_scale() == 3e38);
+  CHECK(near_limit.growth_tracker() == 0);
+}
+
+TEST_CASE("the gradient scaler's settings are checked as PyTorch's GradScaler checks them") {
+  CHECK_THROWS_WITH_AS(train::GradScaler(0), doctest::Contains("init_scale must be a positive"),
+                       core::UsageError);
+  CHECK_THROWS_WITH_AS(train::GradScaler(1024, 1.0), doctest::Contains("growth_factor must be > 1"),
+                       core::UsageError);
+  CHECK_THROWS_WITH_AS(train::GradScaler(1024, 2.0, 1.5), doctest::Contains("backoff_factor"),
+                       core::UsageError);
+  CHECK_THROWS_WITH_AS(train::GradScaler(1024, 2.0, 0.5, 0),
+                       doctest::Contains("growth_interval must be >= 1"), core::UsageError);
 }
