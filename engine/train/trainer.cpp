@@ -21,6 +21,33 @@ namespace {
 constexpr int kNanWarnings = 5;    // skipped batches reported one by one; the rest are counted
 constexpr int kOverflowNotes = 3;  // the same for steps the loss scaler skips
 
+// The metrics a split's rows are sure to hold; nothing when a hook may add names of its own.
+std::optional<std::vector<std::string>> certain_metrics(const TrainSpec& spec,
+                                                        const std::string& split) {
+  const bool hooked =
+      split == "train" ? bool(spec.hooks.train_batch) : bool(spec.hooks.evaluate_batch);
+  if (hooked) return std::nullopt;
+  std::vector<std::string> names{"loss"};
+  names.insert(names.end(), spec.metrics.begin(), spec.metrics.end());
+  for (const auto& custom : spec.custom_metrics) names.push_back(custom.name);
+  return names;
+}
+
+// A typo in a watched metric fails before the first step, not after the first epoch.
+void check_watched(const TrainSpec& spec, const MetricGoal& goal, const std::string& who) {
+  if (goal.split == "validation" && !spec.validation_data) {
+    throw core::UsageError(who + " watches " + goal.text() +
+                           " but the script has no validation data");
+  }
+  const auto names = certain_metrics(spec, goal.split);
+  if (!names || std::find(names->begin(), names->end(), goal.name) != names->end()) return;
+  std::vector<std::string> logged;
+  for (const auto& name : *names) logged.push_back(goal.split + "." + name);
+  throw core::UsageError(who + " watches " + goal.text() +
+                         ", which the run does not log (it logs " + core::join(logged) +
+                         "; add the metric to 'metrics')");
+}
+
 void check_spec(const TrainSpec& spec) {
   if (!spec.model.module || !spec.model.forward)
     throw core::UsageError("the script defines no model");
@@ -36,9 +63,11 @@ void check_spec(const TrainSpec& spec) {
   if (spec.train_data->size() == 0) throw core::DataError("the 'train' pipeline yields no batch");
   const auto& o = spec.options;
   if (o.accumulate < 1) throw core::UsageError("trainer accumulate must be >= 1");
-  if (o.early_stopping && o.early_stopping->goal.split == "validation" && !spec.validation_data) {
-    throw core::UsageError("early_stopping watches " + o.early_stopping->goal.text() +
-                           " but the script has no validation data");
+  if (o.early_stopping) check_watched(spec, o.early_stopping->goal, "early_stopping");
+  if (o.checkpoint.keep_best && !o.checkpoint.folder.empty())
+    check_watched(spec, *o.checkpoint.keep_best, "keep_best");
+  if (spec.scheduler && !spec.scheduler->watched_metric().empty()) {
+    check_watched(spec, parse_goal(spec.scheduler->watched_metric()), spec.scheduler->name());
   }
   check_precision(o.precision, spec.device);
   if (dynamic_cast<torch::optim::LBFGS*>(spec.optimizer.get())) {
@@ -374,6 +403,7 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   summary.train = state_.epoch_metrics.averages();
   last_train_ = summary.train;  // before validating: keep_best and early stopping may watch it
   if (o.validate_every_steps == 0) run_validation();
+  if (!spec_.validation_data) watch_metrics();  // train.* metrics, once per epoch
   summary.seconds = epoch_seconds;
   summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
   summary.loader_wait_fraction = epoch_seconds > 0 ? loader_wait / epoch_seconds : 0;
@@ -461,7 +491,7 @@ std::map<std::string, double> Trainer::evaluate(const data::Pipeline& pipeline,
   return out;
 }
 
-void Trainer::track(const MetricGoal& goal, BestTracker& tracker, bool* improved) {
+double Trainer::watched_value(const MetricGoal& goal) const {
   const auto& source = goal.split == "validation" ? state_.last_validation : last_train_;
   auto it = source.find(goal.name);
   if (it == source.end()) {
@@ -470,11 +500,16 @@ void Trainer::track(const MetricGoal& goal, BestTracker& tracker, bool* improved
     throw core::UsageError("the watched metric " + goal.text() + " is not logged (logged: " +
                            (known.empty() ? std::string("none") : core::join(known)) + ")");
   }
+  return it->second;
+}
+
+void Trainer::track(const MetricGoal& goal, BestTracker& tracker, bool* improved) {
+  const double value = watched_value(goal);
   const double min_delta = spec_.options.early_stopping && &tracker == &state_.early_stopping
                                ? spec_.options.early_stopping->min_delta
                                : 0.0;
-  if (goal.better(it->second, tracker.best, min_delta)) {
-    tracker.best = it->second;
+  if (goal.better(value, tracker.best, min_delta)) {
+    tracker.best = value;
     tracker.best_step = state_.step;
     tracker.stale = 0;
     if (improved) *improved = true;
@@ -493,10 +528,13 @@ void Trainer::run_validation() {
     }
   }
   emit(MetricRow{"validation", state_.step, fractional_epoch(), elapsed(), state_.last_validation});
+  watch_metrics();
+  if (spec_.hooks.on_validation_end) spec_.hooks.on_validation_end(*this, state_.last_validation);
+}
+
+void Trainer::watch_metrics() {
   if (spec_.scheduler && !spec_.scheduler->watched_metric().empty()) {
-    const auto goal = parse_goal(spec_.scheduler->watched_metric());
-    auto it = state_.last_validation.find(goal.name);
-    if (it != state_.last_validation.end()) spec_.scheduler->observe(it->second);
+    spec_.scheduler->observe(watched_value(parse_goal(spec_.scheduler->watched_metric())));
   }
   const auto& o = spec_.options;
   if (o.checkpoint.keep_best && !o.checkpoint.folder.empty()) {
@@ -515,7 +553,6 @@ void Trainer::run_validation() {
                      std::to_string(state_.early_stopping.best_step) + ")";
     }
   }
-  if (spec_.hooks.on_validation_end) spec_.hooks.on_validation_end(*this, state_.last_validation);
 }
 
 void Trainer::checkpoint() {

@@ -64,6 +64,10 @@ class Trainer : public StepContext {
   void after_step();
   void end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here);
   void run_validation();
+  // After each validation (each epoch without validation data): ReduceLROnPlateau, keep_best
+  // and early stopping look at their metrics.
+  void watch_metrics();
+  double watched_value(const MetricGoal& goal) const;  // throws when the metric is not logged
   void track(const MetricGoal& goal, BestTracker& tracker, bool* improved);
   void checkpoint();
   void check_interrupt();

@@ -123,11 +123,55 @@ TEST_CASE("early stopping ends the run when the watched metric stops improving")
   CHECK(result.stop_reason.find("early stopping: validation.accuracy did not improve for 2 "
                                 "validations") != std::string::npos);
 
+  // a metric the run does not log fails before the first step
   auto missing = blob_spec(3);
   es.goal = train::parse_goal("validation.f1");
   missing.options.early_stopping = es;
+  CHECK_THROWS_WITH_AS(train::Trainer(missing, {}),
+                       doctest::Contains("early_stopping watches validation.f1, which the run does "
+                                         "not log (it logs validation.loss, validation.accuracy, "
+                                         "validation.top2"),
+                       core::UsageError);
+  // unless a hook may log it: then after the first validation that lacks it
+  missing.hooks.evaluate_batch = [](train::StepContext& ctx, const data::Batch& batch) {
+    train::BatchResult r;
+    r.output = ctx.spec().model.forward(batch.input);
+    r.values["loss"] = (*ctx.spec().loss)(r.output, batch.target).item<double>();
+    return r;
+  };
   CHECK_THROWS_WITH_AS(train::Trainer(missing, {}).run(),
                        doctest::Contains("validation.f1 is not logged"), core::UsageError);
+}
+
+TEST_CASE("without validation data, train metrics are watched at the end of every epoch") {
+  auto spec = blob_spec(3);
+  spec.validation_data.reset();
+  spec.options.epochs = 10;
+  train::EarlyStopping es;
+  es.goal = train::parse_goal("train.loss");
+  es.patience = 2;
+  es.min_delta = 100.0;  // only the first epoch counts as an improvement
+  spec.options.early_stopping = es;
+  train::PlateauOptions p;
+  p.metric = "train.loss";
+  p.patience = 0;
+  p.factor = 0.5;
+  p.threshold = 100.0;  // absolute: only the first epoch counts as an improvement
+  p.relative = false;
+  spec.scheduler = std::make_shared<train::ReduceLROnPlateau>(spec.optimizer, p);
+  auto result = train::Trainer(spec, {}).run();
+  CHECK(result.epochs == 3);
+  CHECK(result.stop_reason.find("early stopping: train.loss") != std::string::npos);
+  CHECK(train::current_lr(*spec.optimizer) == doctest::Approx(0.05 * 0.25));
+
+  auto no_validation = blob_spec(3);
+  no_validation.validation_data.reset();
+  p.metric = "validation.loss";
+  no_validation.scheduler = std::make_shared<train::ReduceLROnPlateau>(no_validation.optimizer, p);
+  CHECK_THROWS_WITH_AS(train::Trainer(no_validation, {}),
+                       doctest::Contains("ReduceLROnPlateau watches validation.loss but the "
+                                         "script has no validation data"),
+                       core::UsageError);
 }
 
 TEST_CASE("hooks see the context; callbacks run in order; ctx.stop ends the run") {
