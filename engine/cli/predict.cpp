@@ -1,6 +1,7 @@
 // engine predict SCRIPT --checkpoint CKPT --input FILE [--output FILE]: predictions of the
 // checkpoint's model for new rows (data.csv scripts: a CSV with the training columns) or images
-// (data.image_folder scripts: a CSV whose 'path' column lists image files), as CSV or JSON lines.
+// (data.image_folder, MNIST or CIFAR scripts: a CSV whose 'path' column lists image files), as
+// CSV or JSON lines.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -12,8 +13,10 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/data/csv_reader.hpp"
+#include "engine/data/image_codec.hpp"
 #include "engine/data/image_folder.hpp"
 #include "engine/data/tabular.hpp"
 #include "engine/train/trainer.hpp"
@@ -27,6 +30,62 @@ struct PredictInput {
   std::optional<data::Pipeline> pipeline;
   std::vector<std::string> classes;  // class labels; empty: regression or unnamed classes
 };
+
+// The image files a CSV's 'path' column lists, relative to the CSV's folder unless absolute.
+std::vector<std::string> listed_images(const std::string& input) {
+  const auto rows = data::read_csv(input, ',');
+  if (rows.empty()) throw core::DataError(input + ": no rows");
+  const auto& header = rows.front().fields;
+  const auto column = std::find(header.begin(), header.end(), "path");
+  if (column == header.end()) {
+    throw core::DataError(
+        input + ": needs a 'path' column listing image files (header: " + core::join(header) + ")");
+  }
+  const size_t c = static_cast<size_t>(column - header.begin());
+  std::vector<std::string> paths;
+  const fs::path base = fs::path(input).parent_path();
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].fields.size() <= c) {
+      throw core::DataError(input + ": line " + std::to_string(rows[r].line) + " has no path");
+    }
+    fs::path p = rows[r].fields[c];
+    paths.push_back((p.is_absolute() ? p : base / p).string());
+  }
+  if (paths.empty()) throw core::DataError(input + ": lists no image");
+  return paths;
+}
+
+// C x H x W with 1 or 3 channels when the source's samples are images of one size (MNIST,
+// CIFAR, image tensors); nothing otherwise.
+std::optional<std::vector<int64_t>> image_sample_shape(const data::Source& source) {
+  if (source.size() == 0) return std::nullopt;
+  const auto first = source.gather(torch::zeros({1}, torch::kInt64));
+  if (!first.input.defined() || first.input.dim() != 4) return std::nullopt;
+  const auto shape = first.input.sizes().slice(1).vec();
+  if (shape[0] != 1 && shape[0] != 3) return std::nullopt;
+  return shape;
+}
+
+// Listed images decoded as the training samples are: same channels, same size (checked, not
+// resized), scaled to [0, 1] as the built-in image datasets are.
+std::shared_ptr<data::Source> image_tensor_source(const std::vector<std::string>& paths,
+                                                  const std::vector<int64_t>& shape,
+                                                  const std::string& trained_on) {
+  const auto mode = shape[0] == 1 ? data::ColorMode::kGray : data::ColorMode::kRgb;
+  std::vector<torch::Tensor> images;
+  for (const auto& path : paths) {
+    auto image = data::decode_image(core::read_file(path), mode, path);
+    if (image.size(1) != shape[1] || image.size(2) != shape[2]) {
+      throw core::DataError(path + " is " + std::to_string(image.size(2)) + "x" +
+                            std::to_string(image.size(1)) + " pixels; the model was trained on " +
+                            std::to_string(shape[2]) + "x" + std::to_string(shape[1]) +
+                            " images (" + trained_on + "): resize it first");
+    }
+    images.push_back(image);
+  }
+  return std::make_shared<data::TensorSource>(
+      torch::stack(images), torch::Tensor(), "images(" + std::to_string(paths.size()) + " listed)");
+}
 
 // The input as the script's own pipeline would read it: same source kind, same statistics,
 // same transforms, no shuffling.
@@ -58,29 +117,13 @@ PredictInput input_pipeline(const train::TrainSpec& spec, const std::string& che
     new_source = std::make_shared<data::CsvSource>(options);
   } else if (auto* images = dynamic_cast<const data::ImageFolderSource*>(&source)) {
     out.classes = images->classes();
-    const auto rows = data::read_csv(input, ',');
-    if (rows.empty()) throw core::DataError(input + ": no rows");
-    const auto& header = rows.front().fields;
-    const auto column = std::find(header.begin(), header.end(), "path");
-    if (column == header.end()) {
-      throw core::DataError(input + ": needs a 'path' column listing image files (header: " +
-                            core::join(header) + ")");
-    }
-    const size_t c = static_cast<size_t>(column - header.begin());
-    std::vector<std::string> paths;
-    const fs::path base = fs::path(input).parent_path();
-    for (size_t r = 1; r < rows.size(); ++r) {
-      if (rows[r].fields.size() <= c) {
-        throw core::DataError(input + ": line " + std::to_string(rows[r].line) + " has no path");
-      }
-      fs::path p = rows[r].fields[c];
-      paths.push_back((p.is_absolute() ? p : base / p).string());
-    }
-    new_source = std::make_shared<data::ImageListSource>(std::move(paths), images->mode());
+    new_source = std::make_shared<data::ImageListSource>(listed_images(input), images->mode());
+  } else if (const auto shape = image_sample_shape(source)) {
+    new_source = image_tensor_source(listed_images(input), *shape, source.describe());
   } else {
     throw core::UsageError(
-        "engine predict reads new data for data.csv and data.image_folder scripts; this "
-        "script's data is " +
+        "engine predict reads new data for data.csv scripts, and images for scripts whose "
+        "samples are images (data.image_folder, MNIST, CIFAR...); this script's data is " +
         source.describe());
   }
   data::Pipeline p(new_source);

@@ -18,4 +18,13 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return bytes;
 }
 
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw IoError(path + ": cannot open for writing");
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw IoError(path + ": cannot write");
+}
+
 }  // namespace engine::core

@@ -10,4 +10,7 @@ namespace engine::core {
 // The whole file; IoError naming it when it cannot be opened or read.
 std::vector<uint8_t> read_file(const std::string& path);
 
+// Writes (replaces) the file; IoError naming it when it cannot be written.
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
 }  // namespace engine::core

@@ -1,10 +1,15 @@
 // require 'data': sources, transforms and pipeline stages. Lua only declares pipelines; the
 // samples flow through C++ worker threads. ds:iter() is the slow path for tests and tools.
+#include <cctype>
+#include <filesystem>
 #include <memory>
 
+#include "engine/core/files.hpp"
+#include "engine/core/format.hpp"
 #include "engine/data/cifar.hpp"
 #include "engine/data/dataset_finder.hpp"
 #include "engine/data/hdf5_source.hpp"
+#include "engine/data/image_codec.hpp"
 #include "engine/data/image_folder.hpp"
 #include "engine/data/image_transforms.hpp"
 #include "engine/data/loader.hpp"
@@ -116,6 +121,58 @@ int d_cifar100(lua_State* L) {
   });
 }
 
+data::ColorMode color_mode(const Options& o, const char* function) {
+  const std::string mode = o.string("mode", "rgb");
+  if (mode != "rgb" && mode != "gray") {
+    throw ArgumentError(std::string(function) + ": mode must be 'rgb' or 'gray', got '" + mode +
+                        "'");
+  }
+  return mode == "rgb" ? data::ColorMode::kRgb : data::ColorMode::kGray;
+}
+
+// data.load_image(path, {mode = 'rgb' | 'gray'}): C x H x W float32 in [0, 1], as sources give
+int d_load_image(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string path = check_string(L, 1, "data.load_image");
+    Options o(L, 2, "data.load_image", {"mode"});
+    auto image = data::decode_image(core::read_file(path), color_mode(o, "data.load_image"), path);
+    push_tensor(L, image.to(torch::kFloat32).div_(255.0));
+    return 1;
+  });
+}
+
+// data.save_image(path, image): PNG or JPEG by the path's extension; image C x H x W or H x W
+// with 1 or 3 channels, float in [0, 1] (clamped) or uint8
+int d_save_image(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string path = check_string(L, 1, "data.save_image");
+    torch::Tensor image = check_tensor(L, 2, "data.save_image");
+    if (image.dim() == 2) image = image.unsqueeze(0);
+    if (image.dim() != 3 || (image.size(0) != 1 && image.size(0) != 3)) {
+      throw ArgumentError(
+          "data.save_image: the image must be C x H x W with 1 or 3 channels, "
+          "got a tensor of shape " +
+          core::shape_string(image.sizes()));
+    }
+    image = image.to(torch::kCPU);
+    if (image.scalar_type() != torch::kUInt8) {
+      image = image.to(torch::kFloat32).clamp(0, 1).mul(255).round().to(torch::kUInt8);
+    }
+    image = image.contiguous();
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".png") {
+      core::write_file(path, data::encode_png(image));
+    } else if (ext == ".jpg" || ext == ".jpeg") {
+      core::write_file(path, data::encode_jpeg(image));
+    } else {
+      throw ArgumentError("data.save_image: " + path +
+                          ": the name must end in .png, .jpg or .jpeg");
+    }
+    return 0;
+  });
+}
+
 // data.image_folder{root = dir, mode = 'rgb' | 'gray', skip_bad = false}
 int d_image_folder(lua_State* L) {
   return guarded(L, [&] {
@@ -123,11 +180,7 @@ int d_image_folder(lua_State* L) {
     if (!o.has("root")) throw ArgumentError("data.image_folder: option 'root' is required");
     data::ImageFolderOptions options;
     options.root = o.string("root", "");
-    const std::string mode = o.string("mode", "rgb");
-    if (mode != "rgb" && mode != "gray") {
-      throw ArgumentError("data.image_folder: mode must be 'rgb' or 'gray', got '" + mode + "'");
-    }
-    options.mode = mode == "rgb" ? data::ColorMode::kRgb : data::ColorMode::kGray;
+    options.mode = color_mode(o, "data.image_folder");
     options.skip_bad = o.boolean("skip_bad", false);
     return push_pipeline(L, data::Pipeline(std::make_shared<data::ImageFolderSource>(options)));
   });
@@ -606,6 +659,8 @@ const luaL_Reg kFunctions[] = {{"find", d_find},
                                {"cifar100", d_cifar100},
                                {"csv", d_csv},
                                {"image_folder", d_image_folder},
+                               {"load_image", d_load_image},
+                               {"save_image", d_save_image},
                                {"hdf5", d_hdf5},
                                {"tensors", d_tensors},
                                {"synthetic", d_synthetic},

@@ -218,6 +218,23 @@ $b"
     tiny
     expect 4 "/model/" "different model" -- "$ENGINE" eval "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
       --checkpoint "$run"
+    # an MNIST-style script predicts for image files listed in a CSV
+    expect 0 "finished" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --set epochs=2 --out "$WORK/tinyruns"
+    "$ENGINE" run "$FIX/tiny_images.lua" "$WORK/tiny" "$WORK/digits" || fail "cannot write the digits"
+    tinyrun=$(ls "$WORK"/tinyruns/tiny/*.h5)
+    "$ENGINE" predict "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun" -q \
+      --input "$WORK/digits/images.csv" --output "$WORK/digits.csv" 2>/dev/null || fail "predict on images"
+    [ "$(wc -l < digits.csv)" = 11 ] || fail "expected 10 predictions: $(cat digits.csv)"
+    right=$(paste -d' ' <(tail -n +2 digits/images.csv | cut -d, -f2) <(tail -n +2 digits.csv | cut -d, -f2) |
+      awk '$1 == $2' | wc -l)
+    [ "$right" -ge 8 ] || fail "only $right of 10 digits predicted right: $(cat digits.csv)"
+    echo "require('data').save_image(arg[1], require('torch').zeros(1, 32, 32))" > "$WORK/big.lua"
+    "$ENGINE" run "$WORK/big.lua" "$WORK/big.png" || fail "cannot write big.png"
+    printf 'path\nbig.png\n' > "$WORK/big.csv"
+    expect 4 "big.png is 32x32 pixels; the model was trained on 28x28 images" "resize it first" -- \
+      "$ENGINE" predict "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun" \
+      --input "$WORK/big.csv"
     ;;
   examples)
     # the worked examples run (briefly) as documented
