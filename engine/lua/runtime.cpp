@@ -50,6 +50,7 @@ std::string package_path(const RuntimeOptions& options) {
 Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::move(options)) {
   if (!L_) throw std::runtime_error("cannot create a Lua state (out of memory)");
   luaL_openlibs(L_);
+  random_.install(L_);
   lua_pushlightuserdata(L_, const_cast<char*>(&kRuntimeKey));
   lua_pushlightuserdata(L_, this);
   lua_rawset(L_, LUA_REGISTRYINDEX);

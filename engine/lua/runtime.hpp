@@ -17,6 +17,7 @@ extern "C" {
 #include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/lua/script_random.hpp"
 
 namespace engine::lua {
 
@@ -35,6 +36,8 @@ class Runtime {
 
   lua_State* state() const { return L_; }
   const RuntimeOptions& options() const { return options_; }
+  // The generator behind the scripts' math.random (seeded 0 until a run seeds it).
+  ScriptRandom& random() { return random_; }
   static Runtime& from(lua_State* L);
 
   // Loads a file as a chunk named after its path and runs it; leaves nresults values on the
@@ -50,6 +53,7 @@ class Runtime {
   friend std::string current_exception_message(lua_State* L);
   lua_State* L_;
   RuntimeOptions options_;
+  ScriptRandom random_;
   int raised_exit_code_ = 0;  // exit code of the last engine error turned into a Lua error
 };
 

@@ -321,6 +321,11 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   spec.device = device;
   spec.hparams = hparams();
   hooks_ = std::make_unique<LuaHooks>(runtime_, path_);
+  // math.random follows the run's seed, and checkpoints keep its state
+  runtime_.random().reseed(seed);
+  auto& random = runtime_.random();
+  spec.generators.push_back({"lua_math_random", [&random] { return random.state(); },
+                             [&random](const torch::Tensor& s) { random.set_state(s); }});
   push_hparams();
   hooks_->set_ctx_field("hp", -1);
   lua_pop(L, 1);

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
+#include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 #include <torch/serialize/archive.h>
 
@@ -428,6 +429,10 @@ void save_checkpoint(const std::string& path, const TrainSpec& spec, const Train
       for (const auto& [k, v] : spec.scheduler->state()) h5::write_attribute(scheduler.get(), k, v);
     }
     write_trainer(root, state);
+    {
+      auto rng = h5::open_group(root, "trainer/rng");
+      for (const auto& g : spec.generators) io::write_tensor(rng.get(), g.name, g.state());
+    }
     auto hparams = h5::create_group(root, "hparams");
     io::write_hparams(hparams.get(), spec.hparams);
     if (auto* csv = dynamic_cast<const data::CsvSource*>(&spec.train_data->source())) {
@@ -457,7 +462,17 @@ TrainerState load_checkpoint(const std::string& path, TrainSpec& spec) {
         ") is not the script's (" + (spec.scheduler ? spec.scheduler->name() : "none") + ")");
   }
   if (spec.scheduler) spec.scheduler->load_state(read_double_attributes(scheduler.get()));
-  return read_trainer(root, path);
+  auto state = read_trainer(root, path);
+  auto rng = h5::open_group(root, "trainer/rng");
+  for (const auto& g : spec.generators) {
+    if (h5::exists(rng.get(), g.name)) {
+      g.set_state(io::read_tensor(rng.get(), g.name));
+    } else {
+      spdlog::warn("{} holds no {} state (an older checkpoint): it goes on from its seed", path,
+                   g.name);
+    }
+  }
+  return state;
 }
 
 void load_model_weights(const std::string& path, torch::nn::Module& module) {

@@ -103,6 +103,13 @@ struct Hooks {
   std::function<void(StepContext&, const std::string& path)> on_checkpoint;
 };
 
+// A random generator outside libtorch whose state checkpoints keep (the script's math.random).
+struct ExtraGenerator {
+  std::string name;  // its dataset under /trainer/rng
+  std::function<torch::Tensor()> state;
+  std::function<void(const torch::Tensor&)> set_state;
+};
+
 struct TrainSpec {
   std::string name;
   uint64_t seed = 0;
@@ -119,6 +126,7 @@ struct TrainSpec {
   std::vector<CustomMetric> custom_metrics;
   TrainerOptions options;
   Hooks hooks;
+  std::vector<ExtraGenerator> generators;
 };
 
 }  // namespace engine::train

@@ -147,6 +147,10 @@ $b"
       y=$(h5dump -d "/model/$t" "$(dirname "$run")"/*/ckpt-21.h5 | grep -v '^HDF5 ')
       [ "$x" = "$y" ] || fail "weights $t differ after resuming"
     done
+    for d in /metrics/train/draw /metrics/validation/draw; do  # math.random goes on as it would
+      x=$(h5dump -d $d "$WORK"/whole/resume/*.h5 | grep -v '^HDF5 '); y=$(h5dump -d $d "$run" | grep -v '^HDF5 ')
+      [ -n "$x" ] && [ "$x" = "$y" ] || fail "math.random's draws $d differ after resuming"
+    done
     ;;
   interrupt)
     # SIGINT: checkpoint, status interrupted, exit 130; then --resume finishes the run
