@@ -322,8 +322,8 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   spec.hparams = hparams();
   hooks_ = std::make_unique<LuaHooks>(runtime_, path_);
   // math.random follows the run's seed, and checkpoints keep its state
-  runtime_.random().reseed(seed);
   auto& random = runtime_.random();
+  random.reseed(seed);
   spec.generators.push_back({"lua_math_random", [&random] { return random.state(); },
                              [&random](const torch::Tensor& s) { random.set_state(s); }});
   push_hparams();
