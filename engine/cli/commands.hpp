@@ -13,5 +13,6 @@ int info_command(const std::vector<std::string>& args);
 int models_command(const std::vector<std::string>& args);
 int eval_command(const std::vector<std::string>& args);
 int predict_command(const std::vector<std::string>& args);
+int bench_command(const std::vector<std::string>& args);
 
 }  // namespace engine::cli

@@ -14,6 +14,9 @@
 namespace engine::cli {
 namespace fs = std::filesystem;
 
+const char* const kAllocatorHelp =
+    "memory allocation: caching (freed memory kept for reuse) or system (glibc's defaults)";
+
 std::string engine_home() {
   if (const char* home = std::getenv("ENGINE_HOME")) return home;
   return ENGINE_SOURCE_DIR;
@@ -26,6 +29,7 @@ void add_run_flags(cxxopts::Options& options) {
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
       "seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())(
+      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "q,quiet", "print only errors and the run file's path")("v,verbose", "print debug messages")(
       "h,help", "show this help");
 }
@@ -34,6 +38,16 @@ int apply_common_flags(const cxxopts::ParseResult& flags) {
   if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
   if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
   return core::configure_threads(flags["threads"].as<int>());
+}
+
+size_t script_position(const std::vector<std::string>& args) {
+  size_t at = 0;
+  while (at < args.size() && args[at].rfind("-", 0) == 0) {
+    const std::string& flag = args[at];
+    if (flag == "--threads" || flag == "--seed" || flag == "--allocator") ++at;  // its value
+    ++at;
+  }
+  return at;
 }
 
 std::unique_ptr<lua::Runtime> make_runtime(const std::string& script_path) {

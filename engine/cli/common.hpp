@@ -15,8 +15,14 @@ namespace engine::cli {
 // binary was built from.
 std::string engine_home();
 
-// --threads --device --seed --set --out --quiet --verbose
+// --threads --device --seed --allocator --set --out --quiet --verbose
 void add_run_flags(cxxopts::Options& options);
+// Help text of --allocator, which main() applies before any command runs.
+extern const char* const kAllocatorHelp;
+
+// `engine run FLAGS FILE.lua ARGS...`: the position of FILE.lua among the arguments; the ones
+// after it belong to the script.
+size_t script_position(const std::vector<std::string>& args);
 // Applies --quiet / --verbose and --threads; returns the thread count in use.
 int apply_common_flags(const cxxopts::ParseResult& flags);
 

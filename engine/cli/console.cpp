@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/core/format.hpp"
+#include "engine/core/memory.hpp"
 
 namespace engine::cli {
 namespace {
@@ -52,8 +53,9 @@ void ConsoleObserver::finish_line() {
 
 void ConsoleObserver::print_result(const train::TrainResult& r) {
   clear_line();
-  std::printf("finished %lld steps in %s: %s\n", static_cast<long long>(r.steps),
-              core::duration_string(r.seconds).c_str(), r.stop_reason.c_str());
+  std::printf("finished %lld steps in %s: %s (peak memory %.0f MiB)\n",
+              static_cast<long long>(r.steps), core::duration_string(r.seconds).c_str(),
+              r.stop_reason.c_str(), static_cast<double>(core::peak_resident_bytes()) / (1 << 20));
   std::set<std::string> names;
   for (const auto* m : {&r.last_train, &r.last_validation, &r.best_validation}) {
     for (const auto& [name, v] : *m) {

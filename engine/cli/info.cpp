@@ -6,6 +6,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/device.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/hdf5.hpp"
@@ -15,7 +16,9 @@ namespace engine::cli {
 int info_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine info", "Print versions, threads, BLAS and devices.");
   options.add_options()("threads", "libtorch threads (0: all cores)",
-                        cxxopts::value<int>()->default_value("0"))("h,help", "show this help");
+                        cxxopts::value<int>()->default_value("0"))(
+      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "h,help", "show this help");
   auto flags = parse(options, args);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
@@ -30,6 +33,7 @@ int info_command(const std::vector<std::string>& args) {
   std::printf("HDF5     %s\n", io::h5::library_version().c_str());
   std::printf("threads  %d (of %d cores)\n", threads, core::available_cores());
   std::printf("BLAS     %s\n", core::blas_in_use().c_str());
+  std::printf("memory   %s allocator\n", core::allocator_name(core::allocator_in_use()));
   std::printf("devices  %s\n", core::available_devices().c_str());
   std::printf("home     %s\n", engine_home().c_str());
   return 0;

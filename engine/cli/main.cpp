@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/memory.hpp"
 
 namespace {
 
@@ -21,11 +23,25 @@ const char* kUsage =
     "  train SCRIPT.lua   train the model a script declares (engine train --help)\n"
     "  eval SCRIPT.lua    evaluate a checkpoint (--checkpoint) on the script's data\n"
     "  predict SCRIPT.lua predictions of a checkpoint for new data (--input FILE.csv)\n"
+    "  bench --model ID   time a model's training step or forward pass (engine bench --help)\n"
     "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
     "  models [ID...]     the model zoo: ids, input shapes, parameter counts\n"
     "  info               versions, threads, BLAS and devices\n"
     "\n"
     "Every run is written to an HDF5 file under runs/. Docs: docs/getting-started.md\n";
+
+// --allocator changes the whole process's malloc, so it is applied before the command builds
+// anything (for `engine run`, only a flag before the script counts: the rest are the script's).
+void configure_memory(const std::string& command, const std::vector<std::string>& args) {
+  const auto own =
+      command == "run"
+          ? std::vector<std::string>(
+                args.begin(),
+                args.begin() + static_cast<std::ptrdiff_t>(engine::cli::script_position(args)))
+          : args;
+  const std::string flag = engine::core::allocator_flag(own);
+  engine::core::configure_allocator(engine::core::parse_allocator(flag.empty() ? "caching" : flag));
+}
 
 int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "train") return engine::cli::train_command(args);
@@ -34,9 +50,10 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "predict") return engine::cli::predict_command(args);
   if (command == "info") return engine::cli::info_command(args);
   if (command == "models") return engine::cli::models_command(args);
+  if (command == "bench") return engine::cli::bench_command(args);
   throw engine::core::UsageError(
       "unknown command '" + command +
-      "' (commands: train, eval, predict, run, models, info; see engine --help)");
+      "' (commands: train, eval, predict, bench, run, models, info; see engine --help)");
 }
 
 }  // namespace
@@ -51,10 +68,13 @@ int main(int argc, char** argv) {
     std::printf("%s", kUsage);
     return argc < 2 ? 2 : 0;
   }
-  if (!std::strcmp(argv[1], "--version")) return dispatch("info", {});
-  const std::vector<std::string> args(argv + 2, argv + argc);
+  const bool version = !std::strcmp(argv[1], "--version");
+  const std::string command = version ? "info" : argv[1];
+  const std::vector<std::string> args =
+      version ? std::vector<std::string>{} : std::vector<std::string>(argv + 2, argv + argc);
   try {
-    return dispatch(argv[1], args);
+    configure_memory(command, args);
+    return dispatch(command, args);
   } catch (const engine::core::ScriptError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -10,11 +10,7 @@ namespace engine::cli {
 
 int run_command(const std::vector<std::string>& args) {
   // Flags come before the script; everything after it belongs to the script (its `arg` table).
-  size_t script_at = 0;
-  while (script_at < args.size() && args[script_at].rfind("-", 0) == 0) {
-    if (args[script_at] == "--threads" || args[script_at] == "--seed") ++script_at;
-    ++script_at;
-  }
+  const size_t script_at = script_position(args);
   std::vector<std::string> own(args.begin(), args.begin() + std::min(script_at + 1, args.size()));
   cxxopts::Options options(
       "engine run",
@@ -23,6 +19,7 @@ int run_command(const std::vector<std::string>& args) {
   options.add_options()("script", "Lua script", cxxopts::value<std::string>())(
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "seed", "seed libtorch's generators first", cxxopts::value<uint64_t>())(
+      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "q,quiet", "print only errors")("v,verbose", "print debug messages")("h,help",
                                                                            "show this help");
   options.parse_positional({"script"});

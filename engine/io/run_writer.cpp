@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/tensor_archive.hpp"
@@ -68,6 +69,8 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));
   h5::write_attribute(root, "world_size", static_cast<int64_t>(info.world_size));
   h5::write_attribute(root, "seed", static_cast<int64_t>(info.seed));
+  h5::write_attribute(root, "allocator",
+                      std::string(core::allocator_name(core::allocator_in_use())));
   auto script = h5::write_string_dataset(root, "script", info.script_text);
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   metrics_ = h5::create_group(root, "metrics");
@@ -240,6 +243,7 @@ void RunWriter::finish(const std::string& status, const std::string& error) {
   const hid_t root = file_.get();
   h5::write_attribute(root, "status", status);
   h5::write_attribute(root, "finished_at", iso_timestamp());
+  h5::write_attribute(root, "peak_resident_bytes", core::peak_resident_bytes());
   if (!error.empty()) h5::write_attribute(root, "error", error);
   flush();
 }

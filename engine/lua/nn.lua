@@ -86,7 +86,7 @@ function Module:forward()
 end
 
 function Module:register_buffer(name, tensor)
-  rawget(self, '__fields')[name] = core.register_buffer(self, name, tensor)
+  rawget(self, '__fields')[name] = core.register_buffer(self, name, tensor):keep()
 end
 
 local function instance_index(class)
@@ -98,15 +98,17 @@ local function instance_index(class)
   end
 end
 
+-- A tensor stored in a module's field outlives any torch.scope it was made in (x:keep()).
 local function instance_newindex(object, key, value)
   local fields = rawget(object, '__fields')
   if type(key) == 'string' then
     if parameters[value] then
-      fields[key] = core.register_parameter(object, key, value)
+      fields[key] = core.register_parameter(object, key, value):keep()
       return
     end
     if core.is_module(value) then core.register(object, key, value) end
   end
+  if torch.is_tensor(value) then value:keep() end
   fields[key] = value
 end
 

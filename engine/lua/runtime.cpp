@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/memory.hpp"
 #include "engine/lua/libraries.hpp"
+#include "engine/lua/tensor_memory.hpp"
 
 extern "C" {
 #include <luajit.h>
@@ -49,6 +51,7 @@ std::string package_path(const RuntimeOptions& options) {
 
 Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::move(options)) {
   if (!L_) throw std::runtime_error("cannot create a Lua state (out of memory)");
+  core::count_cpu_tensor_bytes();  // the collector's pacing reads it (tensor_memory.hpp)
   luaL_openlibs(L_);
   random_.install(L_);
   lua_pushlightuserdata(L_, const_cast<char*>(&kRuntimeKey));
@@ -68,6 +71,7 @@ Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::mo
 
 Runtime::~Runtime() {
   lua_close(L_);
+  release_deferred_tensors();  // those the last finalizers set aside
 }
 
 Runtime& Runtime::from(lua_State* L) {

@@ -14,6 +14,7 @@ namespace engine::lua {
 struct TensorBox {
   static constexpr const char* kTypeName = "Tensor";
   torch::Tensor tensor;
+  bool pinned = false;  // x:keep(): no torch.scope releases it (tensor_memory.hpp)
 };
 
 void push_tensor(lua_State* L, torch::Tensor tensor);

@@ -2,6 +2,7 @@
 // Dimensions and index values are 1-based in Lua and converted here (LUA_API.md).
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/lua/libraries.hpp"
+#include "engine/lua/tensor_memory.hpp"
 #include "engine/lua/tensor_value.hpp"
 
 namespace engine::lua {
@@ -18,7 +20,7 @@ namespace engine::lua {
 // ---- shared helpers ---------------------------------------------------------------------------
 
 void push_tensor(lua_State* L, torch::Tensor tensor) {
-  push_new<TensorBox>(L, TensorBox{std::move(tensor)});
+  track_pushed_tensor(L, push_new<TensorBox>(L, TensorBox{std::move(tensor)}).tensor);
 }
 
 torch::Tensor* test_tensor(lua_State* L, int index) {
@@ -521,6 +523,19 @@ int t_grad_mode(lua_State* L) {
   const int nargs = lua_gettop(L) - 1;
   const int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
   at::GradMode::set_enabled(previous);
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+// torch.inference_mode(fn, ...): run fn under c10::InferenceMode (no autograd bookkeeping at
+// all; its results cannot take part in autograd later), PyTorch's torch.inference_mode.
+int t_inference_mode(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  int status;
+  {
+    c10::InferenceMode guard;
+    status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  }
   if (status != 0) return lua_error(L);
   return lua_gettop(L);
 }
@@ -1814,16 +1829,18 @@ const luaL_Reg kFunctions[] = {{"tensor", t_tensor},
                                {"where", t_where},
                                {"no_grad", t_grad_mode<false>},
                                {"enable_grad", t_grad_mode<true>},
+                               {"inference_mode", t_inference_mode},
                                {nullptr, nullptr}};
 
 }  // namespace
 
 int open_torch(lua_State* L) {
-  define_type(L, TensorBox::kTypeName, kMethods, kMeta, gc_userdata<TensorBox>, tensor_index);
+  define_type(L, TensorBox::kTypeName, kMethods, kMeta, gc_tensor, tensor_index);
   push_metatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
   luaL_setfuncs(L, kFunctions, 0);
+  register_memory_functions(L, -1, -2);
   register_serialization(L);
   lua_newtable(L);  // torch.linalg
   luaL_setfuncs(L, kLinalg, 0);

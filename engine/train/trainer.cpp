@@ -12,6 +12,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/checkpoint.hpp"
 
@@ -179,7 +180,7 @@ bool Trainer::backward(const torch::Tensor& loss) {
         "backward needs the loss tensor computed from the model's output (it has no gradient)");
   }
   // one read of the value per batch: the check and the message share it
-  const double value = loss.detach().sum().to(torch::kFloat64).item<double>();
+  const double value = loss.numel() == 1 ? loss.item<double>() : loss.detach().sum().item<double>();
   batch_loss_ = value;
   if (!std::isfinite(value)) {
     const std::string where = "at step " + std::to_string(state_.step + 1) + " (epoch " +
@@ -254,7 +255,7 @@ void Trainer::stop(const std::string& reason) {
 
 // ---- the loop ----
 
-void Trainer::run_batch(const data::Batch& batch) {
+BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   logged_.clear();
   batch_stepped_ = false;
   batch_nan_ = false;
@@ -275,6 +276,15 @@ void Trainer::run_batch(const data::Batch& batch) {
     }
   }
   if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
+  return result;
+}
+
+void Trainer::step_batch(const data::Batch& batch) {
+  optimize_batch(batch);
+}
+
+void Trainer::run_batch(const data::Batch& batch) {
+  BatchResult result = optimize_batch(batch);
   const int64_t n = batch.size();
   state_.epoch_batches += 1;
   state_.epoch_samples += n;
@@ -414,7 +424,8 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
                      elapsed(),
                      {{"skipped_records", static_cast<double>(summary.skipped_records)},
                       {"loader_wait_fraction", summary.loader_wait_fraction},
-                      {"samples_per_second", summary.samples_per_second}}};
+                      {"samples_per_second", summary.samples_per_second},
+                      {"peak_resident_bytes", static_cast<double>(core::peak_resident_bytes())}}};
   if (state_.epoch_nan_skipped > 0 || o.on_nan == NanPolicy::kSkip) {
     data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
   }

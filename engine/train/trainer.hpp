@@ -45,6 +45,10 @@ class Trainer : public StepContext {
   std::map<std::string, double> evaluate(const data::Pipeline& pipeline,
                                          const BatchOutputs& on_batch);
   const TrainerState& state() const { return state_; }
+  // One batch through the training step alone (forward, loss, backward, and the optimizer
+  // step that closes each accumulation group), without metrics, logging, validation or
+  // checkpoints: what engine bench times as the training phase.
+  void step_batch(const data::Batch& batch);
 
   // StepContext
   TrainSpec& spec() override { return spec_; }
@@ -58,7 +62,8 @@ class Trainer : public StepContext {
 
  private:
   void train_epoch();
-  void run_batch(const data::Batch& batch);
+  void run_batch(const data::Batch& batch);  // optimize_batch, then counters and metrics
+  BatchResult optimize_batch(const data::Batch& batch);
   void optimizer_step();
   BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();

@@ -3,6 +3,7 @@
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/threads.hpp"
@@ -57,4 +58,33 @@ TEST_CASE("threads are set explicitly") {
   CHECK(at::get_num_threads() == 1);
   CHECK(configure_threads(0) == available_cores());
   CHECK_THROWS_AS(configure_threads(-1), UsageError);
+}
+
+TEST_CASE("allocator: flags and names") {
+  CHECK(parse_allocator("caching") == AllocatorPolicy::kCaching);
+  CHECK(parse_allocator("system") == AllocatorPolicy::kSystem);
+  CHECK_THROWS_WITH_AS(parse_allocator("jemalloc"), doctest::Contains("--allocator"), UsageError);
+  CHECK(allocator_flag({"s.lua", "--allocator", "system"}) == "system");
+  CHECK(allocator_flag({"--allocator=caching", "x"}) == "caching");
+  CHECK(allocator_flag({"s.lua", "--threads", "2"}).empty());
+  CHECK_THROWS_AS(allocator_flag({"--allocator"}), UsageError);
+}
+
+TEST_CASE("allocator: the engine's CPU allocator aligns, counts and frees tensor memory") {
+  configure_allocator(AllocatorPolicy::kCaching);
+  CHECK(allocator_in_use() == AllocatorPolicy::kCaching);
+  const int64_t before = cpu_tensor_bytes();
+  {
+    auto t = torch::ones({1000, 1000});  // 4 MB
+    CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64 == 0);
+    CHECK(cpu_tensor_bytes() - before >= 4000000);
+    CHECK(t.sum().item<double>() == 1000000);
+    for (int64_t n : {1, 3, 17, 64, 1000, 100000}) {  // every size comes back 64-byte aligned
+      auto s = torch::empty({n}, torch::kUInt8);
+      CHECK(reinterpret_cast<uintptr_t>(s.data_ptr()) % 64 == 0);
+    }
+  }
+  CHECK(cpu_tensor_bytes() - before < 4096);
+  CHECK(resident_bytes() > 0);
+  CHECK(peak_resident_bytes() >= resident_bytes());
 }

@@ -1,0 +1,48 @@
+// One benchmark point: a model timed on a synthetic batch held in memory, in the training phase
+// (the trainer's own step: forward, loss, backward, SGD step) or the inference phase (forward
+// under InferenceMode, the model in evaluation mode). DLBS's "synthetic data" semantics: one
+// batch made once and fed every time, so the figure is the step alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/bench/timing.hpp"
+#include "engine/nn/model.hpp"
+#include "engine/train/spec.hpp"
+
+namespace engine::bench {
+
+enum class Phase { kTraining, kInference };
+// "training" or "inference"; anything else is a UsageError naming --phase.
+Phase parse_phase(const std::string& name);
+const char* phase_name(Phase phase);
+
+struct PointOptions {
+  std::vector<int64_t> input_shape;  // one sample, e.g. {1, 28, 28}
+  int64_t classes = 10;
+  int64_t batch_size = 32;
+  int64_t warmup_batches = 2;
+  int64_t batches = 10;
+  Phase phase = Phase::kTraining;
+  torch::Device device = torch::kCPU;
+  train::Precision precision = train::Precision::kFloat32;  // bfloat16: autocast, as training
+  uint64_t seed = 1;
+};
+
+struct PointResult {
+  std::vector<double> batch_ms;  // every timed batch
+  Summary summary;
+  std::string loss;  // the loss the training phase used (NLLLoss or CrossEntropyLoss)
+  int64_t peak_resident_bytes = 0;
+};
+
+// Checks the options (positive sizes and counts; a UsageError names the flag) and times the
+// point. The model moves to the device. Training uses SGD (lr 0.01, momentum 0.9), as the
+// references in ../shared/bench do, and NLLLoss when the model's outputs are log-probabilities
+// (they exponentiate to rows summing to 1), CrossEntropyLoss otherwise.
+PointResult run_point(const nn::Model& model, const PointOptions& options,
+                      const Clock& clock = steady_seconds);
+
+}  // namespace engine::bench

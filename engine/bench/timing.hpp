@@ -1,0 +1,37 @@
+// Timing batches the way a benchmark must: warm-up batches run and discarded, every timed batch
+// measured on a monotonic clock, the device synchronised before each reading, and the
+// statistics users compare (DLBS's mean-based throughput, and the p50 one).
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace engine::bench {
+
+// Seconds from some fixed point; steady_clock unless a test passes its own.
+using Clock = std::function<double()>;
+double steady_seconds();
+
+// Waits for the work queued on the device (CUDA) so that a reading covers it; nothing on CPU.
+void synchronize(const torch::Device& device);
+
+// Runs `batch` warmup times untimed, then `timed` times, each between two readings of the
+// clock taken after synchronising the device; returns the timed batches' milliseconds.
+std::vector<double> time_batches(const std::function<void()>& batch, int64_t warmup, int64_t timed,
+                                 const torch::Device& device, const Clock& clock = steady_seconds);
+
+struct Summary {
+  int64_t batches = 0;
+  double mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;  // nearest-rank percentiles
+  double throughput = 0;                      // samples/s from the mean, as DLBS reports it
+  double throughput_p50 = 0;                  // samples/s from the median
+};
+
+// Statistics of batch times for batches of batch_size samples; an empty list gives zeros.
+Summary summarize(std::vector<double> batch_ms, int64_t batch_size);
+
+}  // namespace engine::bench

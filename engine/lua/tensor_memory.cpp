@@ -1,0 +1,254 @@
+#include "engine/lua/tensor_memory.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/core/memory.hpp"
+#include "engine/lua/tensor_value.hpp"
+
+namespace engine::lua {
+namespace {
+
+// A collection runs once the CPU tensor memory has grown this much above its lowest point since
+// the last one (core::cpu_tensor_bytes counts every CPU tensor, so memory that a small tensor
+// holds on to through its autograd graph counts too). Measured on the mlp training step in a
+// one-model Lua loop (docs/performance.md): a collection every 4 MiB keeps the loop level with
+// the C++ loop; every 15 MiB it was 20% slower, as the dead tensors' memory falls out of the
+// caches before it is reused.
+constexpr int64_t kMinThreshold = int64_t{4} << 20;
+// The threshold is at least this many times the Lua heap: a full collection costs in
+// proportion to the heap (about 25 us for the 110 KiB a training script holds), so this bounds
+// the collector's share of the work, however large the heap grows ...
+constexpr int64_t kHeapMultiple = 16;
+// ... and at least this fraction of the tensor memory left after the last collection, as Lua's
+// own collector lets garbage grow in proportion to what is live.
+constexpr int64_t kLiveDivisor = 2;
+// A new tensor with an autograd graph behind it keeps the graph's nodes alive until it dies: a
+// few kilobytes of small C++ objects that no tensor count sees. Each one is charged this much
+// towards the next collection. Measured on the mlp step at batch 16 in a Lua loop (two such
+// tensors a step, 60 KiB of tensors): collecting every 64 steps or more often ran level with
+// torch.scope, never collecting was 18% slower.
+constexpr int64_t kGraphCharge = int64_t{64} << 10;
+// How deep torch.scope looks into returned tables for tensors to keep.
+constexpr int kKeepDepth = 8;
+// The collector finalizes dead tensors a few thousand at a time. Destroying them there would
+// free their blocks in one burst: glibc's per-thread cache holds 7 blocks per size, the rest go
+// to the slower bins, and the next thousands of ops take their memory from there too (about 650
+// instructions more per small op than freeing each result at once, as C++ does). So the
+// finalizer sets small tensors aside and each new tensor handed to Lua destroys one of them:
+// frees and allocations alternate, as in a C++ loop. Only tensors whose storage is this small
+// wait, and at most kDeferredMax of them.
+constexpr int64_t kDeferMaxBytes = 4096;
+constexpr size_t kDeferredMax = 8192;
+
+struct Scope {
+  lua_State* L;
+  int list_ref;  // registry reference of a Lua list of the tensor userdata made inside
+  int count;
+  Scope* outer;
+};
+
+struct Pacing {
+  int64_t low =
+      std::numeric_limits<int64_t>::max();  // lowest CPU tensor memory since the last collection
+  int64_t uncounted = 0;  // since then: bytes of new tensors on other devices, graph charges
+  int64_t threshold = kMinThreshold;
+  int64_t collections = 0;
+  Scope* scope = nullptr;               // the innermost torch.scope running on this thread
+  std::vector<torch::Tensor> deferred;  // dead small tensors waiting to be destroyed
+};
+thread_local Pacing pacing;
+
+int64_t tensor_bytes(const torch::Tensor& t) {
+  return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+}
+
+void collect(lua_State* L) {
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  ++pacing.collections;
+  pacing.uncounted = 0;
+  pacing.low = core::cpu_tensor_bytes();
+  const int64_t heap = int64_t{lua_gc(L, LUA_GCCOUNT, 0)} * 1024;
+  pacing.threshold = std::max({kMinThreshold, kHeapMultiple * heap, pacing.low / kLiveDivisor});
+}
+
+// Adds the value on top of the stack to the scope's list.
+void enrol(lua_State* L, Scope& scope) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, scope.list_ref);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, ++scope.count);
+  lua_pop(L, 1);
+}
+
+void release_box(Tagged<TensorBox>* box) {
+  if (box->tag != TensorBox::kTypeName) return;
+  const auto& t = box->object.tensor;
+  if (t.use_count() == 1 && t.requires_grad() && !t.is_leaf()) {  // its graph goes now
+    pacing.uncounted = std::max<int64_t>(0, pacing.uncounted - kGraphCharge);
+  }
+  box->tag = kReleasedTag;
+  box->object.~TensorBox();
+}
+
+// Collects the tensors at index, or inside the table at index (raw access: no metamethod runs).
+void find_tensors(lua_State* L, int index, int depth, std::unordered_set<const void*>& tensors,
+                  std::unordered_set<const void*>& tables) {
+  index = absolute_index(L, index);
+  if (auto* box = test_tagged<TensorBox>(L, index)) {
+    tensors.insert(box);
+    return;
+  }
+  if (lua_type(L, index) != LUA_TTABLE || depth >= kKeepDepth) return;
+  if (!tables.insert(lua_topointer(L, index)).second) return;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    find_tensors(L, -1, depth + 1, tensors, tables);
+    lua_pop(L, 1);
+  }
+}
+
+// Releases the scope's tensors except pinned ones and those among the values at 1..results;
+// the kept ones join the enclosing scope, which they were made inside too.
+void close_scope(lua_State* L, Scope& scope, int results) {
+  std::unordered_set<const void*> kept, tables;
+  for (int i = 1; i <= results; ++i) find_tensors(L, i, 0, kept, tables);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, scope.list_ref);
+  const int list = lua_gettop(L);
+  Scope* outer = scope.outer && scope.outer->L == L ? scope.outer : nullptr;
+  for (int i = 1; i <= scope.count; ++i) {
+    lua_rawgeti(L, list, i);
+    auto* box = test_tagged<TensorBox>(L, -1);
+    if (box && box->tag == TensorBox::kTypeName && !box->object.pinned) {
+      if (!kept.count(box)) {
+        release_box(box);
+      } else if (outer) {
+        enrol(L, *outer);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+// torch.scope(fn, ...): fn(...)'s results, with the tensors made inside fn released when it
+// returns (or raises), except those it returns and those kept (x:keep(), module fields).
+int t_scope(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_newtable(L);
+  Scope scope{L, luaL_ref(L, LUA_REGISTRYINDEX), 0, pacing.scope};
+  pacing.scope = &scope;
+  const int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  pacing.scope = scope.outer;
+  const int results = status == 0 ? lua_gettop(L) : 0;
+  guarded(L, [&] {
+    close_scope(L, scope, results);
+    return 0;
+  });
+  luaL_unref(L, LUA_REGISTRYINDEX, scope.list_ref);
+  if (status != 0) return lua_error(L);
+  return results;
+}
+
+// x:free(): releases the tensor now; later uses of x raise an error. Freeing twice is harmless.
+int m_free(lua_State* L) {
+  auto* box = test_tagged<TensorBox>(L, 1);
+  if (!box) {
+    return guarded(L, [&]() -> int {
+      throw ArgumentError("bad argument #1 to 'free' (Tensor expected, got " + type_name(L, 1) +
+                          ")");
+    });
+  }
+  release_box(box);
+  return 0;
+}
+
+// x:keep(): x outlives the torch.scope it was made in (module fields are kept this way).
+int m_keep(lua_State* L) {
+  return guarded(L, [&] {
+    check<TensorBox>(L, 1, "keep").pinned = true;
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+void set_number(lua_State* L, const char* key, double value) {
+  lua_pushnumber(L, value);
+  lua_setfield(L, -2, key);
+}
+
+// torch.memory_stats(): what the process and Lua's tensors hold, in bytes.
+int t_memory_stats(lua_State* L) {
+  lua_createtable(L, 0, 8);
+  set_number(L, "lua_heap_bytes", lua_gc(L, LUA_GCCOUNT, 0) * 1024.0 + lua_gc(L, LUA_GCCOUNTB, 0));
+  set_number(L, "cpu_tensor_bytes", static_cast<double>(core::cpu_tensor_bytes()));
+  set_number(L, "collection_threshold_bytes", static_cast<double>(pacing.threshold));
+  set_number(L, "paced_collections", static_cast<double>(pacing.collections));
+  set_number(L, "resident_bytes", static_cast<double>(core::resident_bytes()));
+  set_number(L, "peak_resident_bytes", static_cast<double>(core::peak_resident_bytes()));
+  lua_pushstring(L, core::allocator_name(core::allocator_in_use()));
+  lua_setfield(L, -2, "allocator");
+  return 1;
+}
+
+}  // namespace
+
+int gc_tensor(lua_State* L) {
+  auto* box = test_tagged<TensorBox>(L, 1);
+  if (!box || box->tag != TensorBox::kTypeName) return 0;
+  box->tag = kReleasedTag;
+  torch::Tensor& t = box->object.tensor;
+  if (t.use_count() == 1 && t.has_storage() &&
+      static_cast<int64_t>(t.storage().nbytes()) <= kDeferMaxBytes &&
+      pacing.deferred.size() < kDeferredMax) {
+    pacing.deferred.push_back(std::move(t));
+  }
+  box->object.~TensorBox();
+  return 0;
+}
+
+void release_deferred_tensors() {
+  pacing.deferred.clear();
+}
+
+void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor) {
+  if (!pacing.deferred.empty()) {
+    pacing.deferred.pop_back();
+    // one a push matches the rate they die at; two once a backlog builds up
+    if (pacing.deferred.size() > kDeferredMax / 2) pacing.deferred.pop_back();
+  }
+  if (pacing.scope && pacing.scope->L == L) enrol(L, *pacing.scope);
+  // What the CPU count does not see: other devices' memory and autograd graphs. Only new
+  // tensors count (a handle to one that something else holds too, such as a parameter or a
+  // gradient, brings nothing new).
+  if (tensor.use_count() == 1) {
+    if (!tensor.is_cpu()) pacing.uncounted += tensor_bytes(tensor);
+    if (tensor.requires_grad() && !tensor.is_leaf()) pacing.uncounted += kGraphCharge;
+  }
+  const int64_t held = core::cpu_tensor_bytes();
+  pacing.low = std::min(pacing.low, held);
+  if (held - pacing.low + pacing.uncounted >= pacing.threshold) {
+    collect(L);
+  }
+}
+
+void register_memory_functions(lua_State* L, int torch_table, int methods_table) {
+  const luaL_Reg functions[] = {
+      {"scope", t_scope}, {"memory_stats", t_memory_stats}, {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
+  torch_table = absolute_index(L, torch_table);
+  methods_table = absolute_index(L, methods_table);
+  lua_pushvalue(L, torch_table);
+  luaL_setfuncs(L, functions, 0);
+  lua_pop(L, 1);
+  lua_pushvalue(L, methods_table);
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 1);
+}
+
+PacingStats pacing_stats() {
+  return {pacing.collections, core::cpu_tensor_bytes() - pacing.low, pacing.threshold};
+}
+
+}  // namespace engine::lua

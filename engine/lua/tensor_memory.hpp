@@ -1,0 +1,40 @@
+// The memory of tensors that Lua holds. LuaJIT's collector sees a tensor's userdata (a few
+// dozen bytes), not the megabytes behind it (its data, and through its autograd graph the
+// activations saved for backward), so by itself it lets thousands of dead tensors pile up
+// between cycles. Two remedies (docs/lua-api/tensor.md, "Memory"):
+// - pacing: when the memory of CPU tensors (core::cpu_tensor_bytes) has grown by a threshold
+//   since the last collection, the next tensor handed to Lua runs a full collection (Torch7
+//   likewise ran its collector from the size of its tensor heap);
+// - deterministic release: torch.scope(fn) releases the tensors made inside fn when it
+//   returns, x:free() releases one now.
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstdint>
+
+#include "engine/lua/runtime.hpp"
+
+namespace engine::lua {
+
+// Called by push_tensor with the new userdata on top of the stack: counts its bytes towards
+// the next collection (which may run here) and enrols it in the innermost torch.scope.
+void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor);
+
+// The finalizer (__gc) of tensor userdata.
+int gc_tensor(lua_State* L);
+// Destroys the dead tensors the finalizer set aside; the Runtime calls it when it closes.
+void release_deferred_tensors();
+
+// torch.scope, torch.memory_stats, and the tensor methods free and keep: added to the torch
+// table and the tensor methods table.
+void register_memory_functions(lua_State* L, int torch_table, int methods_table);
+
+struct PacingStats {
+  int64_t collections = 0;      // full collections the pacing ran in this thread
+  int64_t growth_bytes = 0;     // CPU tensor memory above its low point since the last one
+  int64_t threshold_bytes = 0;  // the next one runs when growth_bytes reaches this
+};
+PacingStats pacing_stats();
+
+}  // namespace engine::lua

@@ -1,0 +1,199 @@
+-- Memory of tensors held by Lua (docs/lua-api/tensor.md, "Memory"): the collector paced by
+-- tensor memory, torch.scope / x:free() / x:keep(), torch.inference_mode, and the process's
+-- allocator keeping resident memory flat over repeated forward passes.
+local here = arg[0]:match('(.*/)')
+package.path = here .. '?.lua;' .. package.path
+local spec = require 'spec'
+local torch, nn = require 'torch', require 'nn'
+
+local RELEASED = 'a Tensor that was already released'
+
+spec.describe('torch.scope', function()
+  spec.it('releases the tensors made inside, keeps what it returns', function()
+    local inside
+    local a, b, c = torch.scope(function(x)
+      inside = x * 2
+      return x + 1, {nested = {x * 3}}, 'not a tensor'
+    end, torch.ones(3))
+    spec.equal(a:sum():item(), 6, 'returned tensor')
+    spec.equal(b.nested[1]:sum():item(), 9, 'tensor inside a returned table')
+    spec.equal(c, 'not a tensor')
+    spec.fails(function() return inside + 1 end, RELEASED)
+  end)
+
+  spec.it('leaves arguments and tensors made before it alone', function()
+    local x = torch.ones(2)
+    torch.scope(function(y) local _ = y * 2 end, x)
+    spec.equal(x:sum():item(), 2)
+  end)
+
+  spec.it('keeps x:keep() tensors and module fields', function()
+    local kept, plain
+    local Net = nn.Module:extend('ScopeNet')
+    function Net:init()
+      self.fc = nn.Linear(3, 2)
+      self.scale = nn.Parameter(torch.ones(2))
+      self.offset = torch.zeros(2)  -- a plain tensor field
+      self:register_buffer('count', torch.zeros(1))
+    end
+    function Net:forward(x) return self.fc(x) * self.scale + self.offset end
+    local net = torch.scope(function()
+      kept = torch.ones(2):keep()
+      plain = torch.ones(2)
+      return Net()
+    end)
+    spec.equal(kept:sum():item(), 2, 'kept tensor')
+    spec.fails(function() return plain + 1 end, RELEASED)
+    local out = net(torch.ones(4, 3))
+    spec.same_list(out:size(), {4, 2}, 'forward after the scope')
+    spec.equal(net.count:sum():item(), 0, 'buffer field')
+    local names = {}
+    for name in net:named_parameters() do names[#names + 1] = name end
+    table.sort(names)
+    spec.same_list(names, {'fc.bias', 'fc.weight', 'scale'})
+  end)
+
+  spec.it('nests: an inner result belongs to the outer scope', function()
+    local from_inner
+    local outer = torch.scope(function()
+      from_inner = torch.scope(function() return torch.ones(2) end)
+      spec.equal(from_inner:sum():item(), 2, 'inside the outer scope')
+      return torch.zeros(1)
+    end)
+    spec.equal(outer:numel(), 1)
+    spec.fails(function() return from_inner + 1 end, RELEASED)
+  end)
+
+  spec.it('releases on error and raises the error', function()
+    local made
+    spec.fails(function()
+      torch.scope(function()
+        made = torch.ones(2)
+        error('inside the scope')
+      end)
+    end, 'inside the scope')
+    spec.fails(function() return made + 1 end, RELEASED)
+  end)
+
+  spec.it('trains a step inside a scope like outside it', function()
+    local function run(scoped)
+      torch.manual_seed(3)
+      local model = nn.Sequential{nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.LogSoftmax(2)}
+      local opt = require('optim').SGD(model:parameters(), {lr = 0.1, momentum = 0.9})
+      local x, y = torch.randn(5, 4), torch.tensor({1, 2, 3, 1, 2}, {dtype = 'int64'})
+      local loss_fn = nn.NLLLoss()
+      local losses = {}
+      for _ = 1, 5 do
+        local function step()
+          opt:zero_grad()
+          local loss = loss_fn(model(x), y)
+          loss:backward()
+          opt:step()
+          return loss:item()
+        end
+        losses[#losses + 1] = scoped and torch.scope(step) or step()
+      end
+      return losses, model:parameters()[1]:clone()
+    end
+    local plain_losses, plain_w = run(false)
+    local scoped_losses, scoped_w = run(true)
+    spec.same_list(scoped_losses, plain_losses, 'losses')
+    spec.equal(torch.equal(plain_w, scoped_w), true, 'weights')
+  end)
+
+  spec.it('rejects a non-function', function()
+    spec.fails(function() torch.scope(42) end, 'function expected')
+  end)
+end)
+
+spec.describe('x:free', function()
+  spec.it('releases now; a second free is harmless', function()
+    local x = torch.ones(4)
+    local view = x:view(2, 2)
+    x:free()
+    x:free()
+    spec.fails(function() return x:sum() end, RELEASED)
+    spec.equal(view:sum():item(), 4, 'a view keeps the memory it shares')
+  end)
+  spec.it('of a parameter handle leaves the parameter', function()
+    local layer = nn.Linear(2, 3)
+    layer:parameters()[1]:free()
+    spec.same_list(layer:parameters()[1]:size(), {3, 2})
+    spec.same_list(layer(torch.ones(1, 2)):size(), {1, 3})
+  end)
+  spec.it('names a wrong argument', function()
+    spec.fails(function() torch.ones(1).free(3) end, "bad argument #1 to 'free'", 'number')
+  end)
+end)
+
+spec.describe('pacing', function()
+  spec.it('collects dead tensors by their memory', function()
+    collectgarbage()
+    local before = torch.memory_stats()
+    for _ = 1, 100 do local _ = torch.ones(256, 1024) end  -- 1 MiB each, left to the collector
+    local after = torch.memory_stats()
+    if after.paced_collections <= before.paced_collections then
+      error('no paced collection over 100 MiB of dead tensors')
+    end
+    local held = after.cpu_tensor_bytes - before.cpu_tensor_bytes
+    if held > after.collection_threshold_bytes + 2 * 2 ^ 20 then
+      error(('dead tensors held %d bytes, threshold %d'):format(held,
+            after.collection_threshold_bytes))
+    end
+  end)
+
+  spec.it('counts the autograd graphs small outputs keep alive', function()
+    local before = torch.memory_stats().paced_collections
+    local w = torch.ones(4):requires_grad()
+    for _ = 1, 200 do local _ = (w * 2):sum() end  -- tiny tensors, each with a graph
+    if torch.memory_stats().paced_collections <= before then
+      error('no paced collection over 400 graph-carrying tensors')
+    end
+  end)
+
+  spec.it('reports its figures', function()
+    local s = torch.memory_stats()
+    for _, key in ipairs({'cpu_tensor_bytes', 'lua_heap_bytes', 'paced_collections',
+                          'collection_threshold_bytes', 'resident_bytes', 'peak_resident_bytes'}) do
+      spec.equal(type(s[key]), 'number', key)
+    end
+    spec.equal(s.allocator, 'caching')
+    if s.peak_resident_bytes < s.resident_bytes then error('peak below current') end
+  end)
+end)
+
+spec.describe('torch.inference_mode', function()
+  spec.it('runs a forward pass without autograd and returns its results', function()
+    local layer = nn.Linear(3, 2)
+    local out, n = torch.inference_mode(function(x) return layer(x), 7 end, torch.ones(4, 3))
+    spec.same_list(out:size(), {4, 2})
+    spec.equal(out:is_requires_grad(), false)
+    spec.equal(n, 7)
+  end)
+  spec.it('raises errors from inside', function()
+    spec.fails(function() torch.inference_mode(function() error('boom') end) end, 'boom')
+  end)
+end)
+
+spec.describe('the allocator', function()
+  -- mnist_cnn's forward pass under no_grad frees and asks for its large activations in an
+  -- order where libtorch's posix_memalign blocks never fit their own holes: the heap grew by a
+  -- block per pass (docs/performance.md). Resident memory must stay flat.
+  spec.it('keeps resident memory flat over repeated no_grad forward passes', function()
+    local net = nn.model('mnist_cnn')
+    net:eval()
+    local x = torch.randn(64, 1, 28, 28)
+    local function passes(n)
+      for _ = 1, n do torch.no_grad(function() local _ = net(x) end) end
+    end
+    passes(5)
+    local start = torch.memory_stats().resident_bytes
+    passes(30)
+    local grown = torch.memory_stats().resident_bytes - start
+    if grown > 64 * 2 ^ 20 then
+      error(('resident memory grew by %.0f MiB over 30 passes'):format(grown / 2 ^ 20))
+    end
+  end)
+end)
+
+spec.finish()
