@@ -1,6 +1,7 @@
 // engine bench --model ID ...: times one benchmark point from DLBS-style flags (one model, one
 // batch size, one phase) on synthetic data held in memory, and prints its statistics.
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "engine/bench/point.hpp"
@@ -23,6 +24,19 @@ bool flag_bool(const cxxopts::ParseResult& flags, const char* name) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
   throw core::UsageError(std::string("--") + name + " takes true or false, got '" + v + "'");
+}
+
+// DLBS writes "--forward_only false" as two words; cxxopts takes an implicit value only as
+// "--forward_only=false", so the two words are joined first.
+std::vector<std::string> with_bool_values(std::vector<std::string> args, const std::string& flag) {
+  static const std::set<std::string> words = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == flag && words.count(args[i + 1])) {
+      args[i] += "=" + args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
+  return args;
 }
 
 // DLBS's device and dtype names as well as the engine's.
@@ -116,7 +130,7 @@ int bench_command(const std::vector<std::string>& args) {
       "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "json", "print the result as one JSON line (as ../shared/bench's references do)")(
       "h,help", "show this help");
-  auto flags = parse(options, args);
+  auto flags = parse(options, with_bool_values(args, "--forward_only"));
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
     return 0;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "engine/core/errors.hpp"
@@ -68,11 +69,18 @@ cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::str
   for (auto& a : copy) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   char** data = argv.data();
+  std::optional<cxxopts::ParseResult> result;
   try {
-    return options.parse(argc, data);
+    result.emplace(options.parse(argc, data));
   } catch (const std::exception& e) {
     throw core::UsageError(std::string(e.what()) + " (see " + options.program() + " --help)");
   }
+  // cxxopts keeps what matched no option aside; a stray word is a mistake, not a no-op
+  if (!result->unmatched().empty()) {
+    throw core::UsageError("unexpected argument '" + result->unmatched().front() + "' (see " +
+                           options.program() + " --help)");
+  }
+  return std::move(*result);
 }
 
 void check_script(const std::string& path) {

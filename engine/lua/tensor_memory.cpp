@@ -39,7 +39,7 @@ constexpr int kKeepDepth = 8;
 // instructions more per small op than freeing each result at once, as C++ does). So the
 // finalizer sets small tensors aside and each new tensor handed to Lua destroys one of them:
 // frees and allocations alternate, as in a C++ loop. Only tensors whose storage is this small
-// wait, and at most kDeferredMax of them.
+// and that carry no autograd graph wait, and at most kDeferredMax of them.
 constexpr int64_t kDeferMaxBytes = 4096;
 constexpr size_t kDeferredMax = 8192;
 
@@ -199,8 +199,9 @@ int gc_tensor(lua_State* L) {
   if (!box || box->tag != TensorBox::kTypeName) return 0;
   box->tag = kReleasedTag;
   torch::Tensor& t = box->object.tensor;
+  // a tensor with an autograd graph behind it goes at once: the graph may hold megabytes
   if (t.use_count() == 1 && t.has_storage() &&
-      static_cast<int64_t>(t.storage().nbytes()) <= kDeferMaxBytes &&
+      static_cast<int64_t>(t.storage().nbytes()) <= kDeferMaxBytes && !t.requires_grad() &&
       pacing.deferred.size() < kDeferredMax) {
     pacing.deferred.push_back(std::move(t));
   }

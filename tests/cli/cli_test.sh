@@ -92,10 +92,14 @@ case "$CASE" in
     ;;
   train_tiny)
     tiny
-    expect 0 "epoch 2 done" "validation accuracy" "run file: $WORK/runs/tiny/" -- \
+    expect 0 "epoch 2 done" "validation accuracy" "run file: $WORK/runs/tiny/" "peak memory" -- \
       "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/runs" --threads 1
     file=$(ls "$WORK"/runs/tiny/*.h5 | head -1)
     h5dump -a /status "$file" | grep -q '"completed"' || fail "status is not completed"
+    h5dump -a /allocator "$file" | grep -q '"caching"' || fail "allocator not recorded"
+    peak=$(h5dump -a /peak_resident_bytes "$file" | grep -oE '\(0\): [0-9]+' | grep -oE '[0-9]+$')
+    [ "${peak:-0}" -gt 10000000 ] || fail "peak_resident_bytes not recorded (${peak:-none})"
+    h5dump -d /metrics/data/peak_resident_bytes "$file" >/dev/null || fail "no /metrics/data/peak_resident_bytes"
     h5dump -a /hparams/lr "$file" | grep -q '0.05' || fail "hparams not recorded"
     h5dump -d /script "$file" | grep -qF "optim.SGD(params" || fail "script text not recorded"
     acc=$(h5dump -y -d /metrics/validation/accuracy "$file" | sed -n '/DATA {/,/}/p' | grep -oE '[0-9][0-9.e+-]*' | tail -1)
@@ -111,6 +115,10 @@ case "$CASE" in
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "two runs with the same seed differ"
     "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/runs3" --seed 99 -q >/dev/null
     c=$(series "$WORK"/runs3/tiny/*.h5)
+    # the allocator changes where memory comes from, never a result
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/runs4" --threads 2 \
+      --allocator system -q >/dev/null || fail "run with --allocator system failed"
+    [ "$(series "$WORK"/runs4/tiny/*.h5)" = "$a" ] || fail "--allocator system changed the metric series"
     [ "$a" != "$c" ] || fail "a different seed gave the same series"
     ;;
   fashion_mnist_smoke)
@@ -249,6 +257,45 @@ $b"
       --set max_steps=12 --set warmup_steps=4 --out "$WORK/runs" --threads 2
     run=$(ls "$WORK"/runs/fashion_mnist_modern/*.h5)
     h5dump -d /metrics/train/lr "$run" >/dev/null || fail "no lr series"
+    ;;
+  bench)
+    expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \
+      "$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --num_warmup_batches 1 --threads 1
+    out=$("$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --forward_only --json) ||
+      fail "bench --json failed"
+    printf '%s' "$out" | grep -qE '^\{"impl": "engine", "model": "mlp", "phase": "inference".*"p50_ms": [0-9.]+' ||
+      fail "bench --json printed: $out"
+    expect 0 "training" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only false
+    expect 0 "scripts/perf/modules/lua_mlp.lua, training, batch 3" -- \
+      "$ENGINE" bench --model "$REPO/scripts/perf/modules/lua_mlp.lua" --batch_size 3 --num_batches 2
+    expect 0 "resnet18, training, batch 2" "CrossEntropyLoss" -- \
+      "$ENGINE" bench --model resnet18 --batch_size 2 --num_batches 1 --num_warmup_batches 0
+    expect 2 "--model 'resnet9000' is neither a zoo model nor a Lua module file" "alexnet, alexnet_owt" -- \
+      "$ENGINE" bench --model resnet9000
+    expect 2 "engine bench needs a model" -- "$ENGINE" bench
+    expect 2 "--phase must be 'training' or 'inference'" -- "$ENGINE" bench --model mlp --phase train
+    expect 2 "--forward_only takes true or false" -- "$ENGINE" bench --model mlp --forward_only=maybe
+    expect 2 "unexpected argument 'maybe'" -- "$ENGINE" bench --model mlp --forward_only maybe
+    expect 0 "inference" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only true
+    expect 2 "--batch_size must be positive" -- "$ENGINE" bench --model mlp --batch_size 0
+    expect 2 "precision 'float16' needs a CUDA device" -- "$ENGINE" bench --model mlp --dtype float16
+    expect 2 "--model 'gpt' takes tokens" -- "$ENGINE" bench --model gpt
+    printf 'local nn = require "nn"\nreturn nn.Linear(4, 2)\n' > linear.lua
+    expect 2 "does not say its input shape" -- "$ENGINE" bench --model linear.lua
+    expect 0 "linear.lua, training, batch 2" "CrossEntropyLoss" -- \
+      "$ENGINE" bench --model linear.lua --input_shape 4 --num_classes 2 --batch_size 2 --num_batches 2
+    expect 2 "--input_shape takes sizes separated by commas" -- \
+      "$ENGINE" bench --model linear.lua --input_shape 4x --num_classes 2
+    ;;
+  allocator)
+    expect 0 "memory   caching allocator" -- "$ENGINE" info
+    expect 0 "memory   system allocator" -- "$ENGINE" info --allocator system
+    expect 2 "--allocator must be 'caching' (the default) or 'system', got 'tcmalloc'" -- \
+      "$ENGINE" info --allocator tcmalloc
+    printf 'print(require("torch").memory_stats().allocator)\n' > which.lua
+    expect 0 "system" -- "$ENGINE" run --allocator system which.lua
+    # after the script, --allocator belongs to the script's arguments
+    expect 0 "caching" -- "$ENGINE" run which.lua --allocator system
     ;;
   *)
     fail "unknown case"
