@@ -8,6 +8,7 @@
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/train/precision.hpp"
+#include "engine/train/sgd.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace engine::bench {
@@ -87,7 +88,7 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
                                                              : nn::Loss::Kind::kCrossEntropy);
     result.loss = spec.loss->name();
-    spec.optimizer = std::make_shared<torch::optim::SGD>(
+    spec.optimizer = std::make_shared<train::FusedSGD>(
         model.module->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     spec.optimizer_name = "SGD";
     // The trainer wants a training pipeline; the timed batches are the one made above.

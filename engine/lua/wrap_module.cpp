@@ -734,9 +734,16 @@ int m_to(lua_State* L) {
   });
 }
 
+// m:zero_grad([set_to_none]): gradients released (nil) unless set_to_none is false, as
+// opt:zero_grad and PyTorch 2.
 int m_zero_grad(lua_State* L) {
   return guarded(L, [&] {
-    check_module(L, 1, "zero_grad").module()->zero_grad();
+    auto module = check_module(L, 1, "zero_grad").module();
+    if (!lua_isnoneornil(L, 2) && !lua_isboolean(L, 2)) {
+      throw ArgumentError("m:zero_grad: set_to_none must be a boolean, got " +
+                          std::string(luaL_typename(L, 2)));
+    }
+    module->zero_grad(lua_isnoneornil(L, 2) || lua_toboolean(L, 2));
     return 0;
   });
 }

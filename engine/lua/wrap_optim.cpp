@@ -11,6 +11,7 @@
 #include "engine/lua/optim_value.hpp"
 #include "engine/lua/tensor_value.hpp"
 #include "engine/train/adadelta.hpp"
+#include "engine/train/sgd.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
@@ -84,7 +85,7 @@ int o_sgd(lua_State* L) {
       Options o(L, 2, "optim.SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"});
       if (!o.has("lr")) throw ArgumentError("optim.SGD: option 'lr' is required");
     }
-    return build_optimizer<torch::optim::SGD>(
+    return build_optimizer<train::FusedSGD>(
         L, "optim.SGD", "SGD", {"lr", "momentum", "dampening", "weight_decay", "nesterov"},
         torch::optim::SGDOptions(0), [](const Options& o, const torch::optim::SGDOptions& d) {
           torch::optim::SGDOptions opts(o.number("lr", d.lr()));
@@ -485,9 +486,20 @@ int opt_step(lua_State* L) {
   });
 }
 
+// opt:zero_grad([set_to_none]): as PyTorch 2, gradients are released (nil) unless
+// set_to_none is false, which fills them with zeros.
 int opt_zero_grad(lua_State* L) {
   return guarded(L, [&] {
-    check<OptimizerBox>(L, 1, "zero_grad").optimizer->zero_grad();
+    auto& optimizer = *check<OptimizerBox>(L, 1, "zero_grad").optimizer;
+    if (!lua_isnoneornil(L, 2) && !lua_isboolean(L, 2)) {
+      throw ArgumentError("opt:zero_grad: set_to_none must be a boolean, got " +
+                          std::string(luaL_typename(L, 2)));
+    }
+    if (lua_isnoneornil(L, 2) || lua_toboolean(L, 2)) {
+      train::release_gradients(optimizer);
+    } else {
+      optimizer.zero_grad();
+    }
     return 0;
   });
 }

@@ -15,6 +15,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/sgd.hpp"
 
 namespace engine::train {
 namespace {
@@ -238,7 +239,7 @@ void Trainer::optimizer_step() {
     state_.grad_scale = scaler_.current_scale();
     state_.grad_scale_tracker = scaler_.growth_tracker();
   }
-  spec_.optimizer->zero_grad();
+  release_gradients(*spec_.optimizer);
   ++state_.step;
   ++steps_here_;
 }
@@ -326,7 +327,7 @@ BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
   spec_.optimizer->step(closure);
   batch_stepped_ = true;
   micro_ = 0;
-  spec_.optimizer->zero_grad();
+  release_gradients(*spec_.optimizer);
   ++state_.step;
   ++steps_here_;
   return result;
@@ -392,7 +393,7 @@ void Trainer::train_epoch() {
       optimizer_step();  // the epoch's last, shorter accumulation group
       after_step();
     } else {
-      spec_.optimizer->zero_grad();
+      release_gradients(*spec_.optimizer);
       micro_ = 0;
     }
   }
@@ -622,7 +623,7 @@ TrainResult Trainer::run() {
   window_samples_ = 0;
   steps_here_ = 0;
   spec_.model.module->train();
-  spec_.optimizer->zero_grad();
+  release_gradients(*spec_.optimizer);
   while (!stop_ && state_.step < total_steps_ && state_.epoch < epochs_) train_epoch();
   if (stop_reason_.empty()) {
     stop_reason_ = spec_.options.steps > 0

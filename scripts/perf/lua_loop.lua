@@ -4,7 +4,8 @@
 -- warm-up. Prints one JSON line like ../shared/bench's references.
 --   engine run --threads 2 scripts/perf/lua_loop.lua MODEL BATCH STEPS WARMUP [MODE]
 -- MODEL: a zoo id or a module file; MODE: plain (default; tensors left to the collector),
--- scope (each step in torch.scope), inference (forward in torch.inference_mode), no_grad.
+-- scope (each step in torch.scope), inference (forward in torch.inference_mode),
+-- inference_scope (the same in torch.scope: the output released at once), no_grad.
 local torch, nn, optim, engine = require 'torch', require 'nn', require 'optim', require 'engine'
 local model_name = arg[1] or 'mlp'
 local batch, steps, warmup = tonumber(arg[2]) or 64, tonumber(arg[3]) or 200, tonumber(arg[4]) or 20
@@ -38,11 +39,14 @@ elseif mode == 'scope' then
 elseif mode == 'inference' then
   model:eval()
   step = function() torch.inference_mode(forward) end
+elseif mode == 'inference_scope' then
+  model:eval()
+  step = function() torch.scope(torch.inference_mode, forward) end
 elseif mode == 'no_grad' then
   model:eval()
   step = function() torch.no_grad(forward) end
 else
-  error('lua_loop.lua: MODE must be plain, scope, inference or no_grad, got ' .. mode)
+  error('lua_loop.lua: MODE must be plain, scope, inference, inference_scope or no_grad, got ' .. mode)
 end
 
 local times = {}
@@ -54,7 +58,7 @@ end
 table.sort(times)
 local sum = 0
 for _, t in ipairs(times) do sum = sum + t end
-local phase = (mode == 'inference' or mode == 'no_grad') and 'inference' or 'training'
+local phase = (mode:match('inference') or mode == 'no_grad') and 'inference' or 'training'
 print(('{"impl": "engine-lua-loop-%s", "model": "%s", "phase": "%s", "batch_size": %d, "threads": %d, '
        .. '"mean_ms": %.4f, "p50_ms": %.4f, "min_ms": %.4f}')
   :format(mode, model_name, phase, batch, engine.threads(), sum / #times,
