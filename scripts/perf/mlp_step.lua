@@ -8,17 +8,7 @@ local batch, steps = tonumber(arg[1]) or 64, tonumber(arg[2]) or 500
 local round, warmup = 50, 50
 
 -- The mlp of modules/mlp.lua with forward written in Lua.
-local LuaMLP = nn.Module:extend('LuaMLP')
-function LuaMLP:init()
-  self.fc1 = nn.Linear(784, 256)
-  self.fc2 = nn.Linear(256, 256)
-  self.fc3 = nn.Linear(256, 10)
-end
-function LuaMLP:forward(x)
-  x = self.fc1(x:flatten(2)):relu()
-  x = self.fc2(x):relu()
-  return self.fc3(x):log_softmax(2)
-end
+local LuaMLP = dofile((arg[0]:match('(.*/)') or './') .. 'modules/lua_mlp.lua')
 
 torch.manual_seed(0)
 local x = torch.randn(batch, 1, 28, 28)
