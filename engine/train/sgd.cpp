@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace engine::train {
@@ -108,8 +109,7 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  bool any_left = false;  // parameters for libtorch's own step
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> held_back;
+  std::vector<torch::Tensor> left;  // parameters for libtorch's own step (usually none)
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
     for (auto& p : group.params()) {
@@ -122,7 +122,7 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
       }
       const torch::Tensor& grad = p.grad();
       if (grad.is_sparse() || !fusable(p, grad, buffer)) {
-        any_left = true;
+        left.push_back(p);
         continue;
       }
       Coefficients c{};
@@ -144,15 +144,31 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
         buf = buffer.data_ptr<float>();
       }
       update(p.data_ptr<float>(), grad.data_ptr<float>(), buf, p.numel(), c);
-      held_back.emplace_back(p, grad);
     }
   }
-  if (any_left) {  // libtorch's step for the rest, with the parameters done here hidden
-    for (auto& [p, grad] : held_back) p.mutable_grad().reset();
-    torch::optim::SGD::step();
-    for (auto& [p, grad] : held_back) p.mutable_grad() = grad;
-  }
+  if (!left.empty()) step_left(left);
   return loss;
+}
+
+// libtorch's step for the parameters given, with every other parameter's gradient hidden
+// from it meanwhile (and given back, also if the step throws).
+void FusedSGD::step_left(const std::vector<torch::Tensor>& left) {
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> hidden;
+  for (auto& group : param_groups_) {
+    for (auto& p : group.params()) {
+      const bool is_left = std::any_of(left.begin(), left.end(),
+                                       [&](const torch::Tensor& l) { return l.is_same(p); });
+      if (!is_left && p.grad().defined()) hidden.emplace_back(p, p.grad());
+    }
+  }
+  struct GiveBack {
+    std::vector<std::pair<torch::Tensor, torch::Tensor>>& hidden;
+    ~GiveBack() {
+      for (auto& [p, grad] : hidden) p.mutable_grad() = grad;
+    }
+  } give_back{hidden};
+  for (auto& [p, grad] : hidden) p.mutable_grad().reset();
+  torch::optim::SGD::step();
 }
 
 void release_gradients(torch::optim::Optimizer& optimizer) {

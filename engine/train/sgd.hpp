@@ -20,6 +20,9 @@ class FusedSGD : public torch::optim::SGD {
  public:
   using torch::optim::SGD::SGD;
   torch::Tensor step(LossClosure closure = nullptr) override;
+
+ private:
+  void step_left(const std::vector<torch::Tensor>& left);
 };
 
 // Gradients set to undefined rather than filled with zeros (PyTorch's zero_grad(set_to_none)
