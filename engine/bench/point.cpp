@@ -1,7 +1,10 @@
 #include "engine/bench/point.hpp"
 
 #include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/optim/sgd.h>
+
+#include <memory>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
@@ -50,28 +53,63 @@ std::vector<int64_t> batch_shape(const PointOptions& o) {
 Phase parse_phase(const std::string& name) {
   if (name == "training") return Phase::kTraining;
   if (name == "inference") return Phase::kInference;
-  throw core::UsageError("--phase must be 'training' or 'inference', got '" + name + "'");
+  if (name == "data_ingestion") return Phase::kDataIngestion;
+  throw core::UsageError("--phase must be training, inference or data_ingestion, got '" + name +
+                         "'");
 }
 
 const char* phase_name(Phase phase) {
-  return phase == Phase::kTraining ? "training" : "inference";
+  switch (phase) {
+    case Phase::kTraining:
+      return "training";
+    case Phase::kInference:
+      return "inference";
+    case Phase::kDataIngestion:
+      return "data_ingestion";
+  }
+  return "training";
 }
 
 PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock& clock) {
   check_options(o);
-  model.module->to(o.device);
   torch::manual_seed(o.seed);
+  PointResult result;
+  // The profiler records the timed batches only (warm-up batches are run before it starts).
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+  auto time = [&](const std::function<void()>& batch) {
+    for (int64_t i = 0; i < o.warmup_batches; ++i) batch();
+    if (!o.profile_path.empty()) {
+      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile_path);
+    }
+    result.batch_ms = time_batches(batch, 0, o.batches, o.device, clock);
+    profile.reset();  // writes the trace
+  };
+  std::unique_ptr<Feed> feed;
+  if (o.phase == Phase::kDataIngestion || o.data.real) {
+    feed = std::make_unique<Feed>(
+        point_pipeline(o.data, o.input_shape, o.classes, o.batch_size, o.seed), o.seed);
+  }
+  if (o.phase == Phase::kDataIngestion) {
+    time([&] { feed->next(); });
+    result.summary = summarize(result.batch_ms, o.batch_size);
+    result.peak_resident_bytes = core::peak_resident_bytes();
+    return result;
+  }
+
+  model.module->to(o.device);
   data::Batch batch;
   batch.input = torch::randn(batch_shape(o)).to(o.device);
   batch.target = torch::randint(0, o.classes, {o.batch_size}, torch::kInt64).to(o.device);
-  PointResult result;
 
   if (o.phase == Phase::kInference) {
     model.module->eval();
     c10::InferenceMode inference;
     train::AutocastScope autocast(o.precision, o.device);
-    result.batch_ms = time_batches([&] { model.forward(batch.input); }, o.warmup_batches, o.batches,
-                                   o.device, clock);
+    if (feed) {
+      time([&] { model.forward(feed->next().input.to(o.device)); });
+    } else {
+      time([&] { model.forward(batch.input); });
+    }
   } else {
     model.module->train();
     train::TrainSpec spec;
@@ -91,15 +129,19 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     spec.optimizer = std::make_shared<train::FusedSGD>(
         model.module->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     spec.optimizer_name = "SGD";
-    // The trainer wants a training pipeline; the timed batches are the one made above.
+    // The trainer wants a training pipeline; the timed batches are the one made above, or the
+    // feed's.
     spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
                                          o.input_shape, o.classes, o.batch_size, o.seed))
                           .batch(o.batch_size);
     spec.options.precision = o.precision;
     spec.options.checkpoint.folder.clear();
     train::Trainer trainer(spec, {});
-    result.batch_ms = time_batches([&] { trainer.step_batch(batch); }, o.warmup_batches, o.batches,
-                                   o.device, clock);
+    if (feed) {
+      time([&] { trainer.step_batch(feed->next()); });
+    } else {
+      time([&] { trainer.step_batch(batch); });
+    }
   }
   result.summary = summarize(result.batch_ms, o.batch_size);
   result.peak_resident_bytes = core::peak_resident_bytes();

@@ -1,21 +1,23 @@
-// One benchmark point: a model timed on a synthetic batch held in memory, in the training phase
-// (the trainer's own step: forward, loss, backward, SGD step) or the inference phase (forward
-// under InferenceMode, the model in evaluation mode). DLBS's "synthetic data" semantics: one
-// batch made once and fed every time, so the figure is the step alone.
+// One benchmark point: a model timed in the training phase (the trainer's own step: forward,
+// loss, backward, SGD step) or the inference phase (forward under InferenceMode, the model in
+// evaluation mode), or the loader alone (data_ingestion). With synthetic data (DLBS's
+// semantics) one batch is made once and fed every time, so the figure is the step alone; with
+// real data each timed batch includes reading it from the loader, as training does.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engine/bench/data_feed.hpp"
 #include "engine/bench/timing.hpp"
 #include "engine/nn/model.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::bench {
 
-enum class Phase { kTraining, kInference };
-// "training" or "inference"; anything else is a UsageError naming --phase.
+enum class Phase { kTraining, kInference, kDataIngestion };
+// "training", "inference" or "data_ingestion"; anything else is a UsageError naming --phase.
 Phase parse_phase(const std::string& name);
 const char* phase_name(Phase phase);
 
@@ -29,6 +31,8 @@ struct PointOptions {
   torch::Device device = torch::kCPU;
   train::Precision precision = train::Precision::kFloat32;  // bfloat16: autocast, as training
   uint64_t seed = 1;
+  DataOptions data;
+  std::string profile_path;  // non-empty: a Chrome trace of the timed batches is written there
 };
 
 struct PointResult {
@@ -42,6 +46,7 @@ struct PointResult {
 // point. The model moves to the device. Training uses SGD (lr 0.01, momentum 0.9), as the
 // references in ../shared/bench do, and NLLLoss when the model's outputs are log-probabilities
 // (they exponentiate to rows summing to 1), CrossEntropyLoss otherwise.
+// The model may be empty (no module) for the data_ingestion phase.
 PointResult run_point(const nn::Model& model, const PointOptions& options,
                       const Clock& clock = steady_seconds);
 

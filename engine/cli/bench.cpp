@@ -1,10 +1,21 @@
-// engine bench --model ID ...: times one benchmark point from DLBS-style flags (one model, one
-// batch size, one phase) on synthetic data held in memory, and prints its statistics.
+// engine bench: one benchmark point from DLBS-style flags (engine bench --model ID ...), or a
+// sweep from a Lua script (engine bench SWEEP.lua, see bench_sweep.cpp).
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <ATen/Context.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <new>
 #include <set>
 #include <sstream>
 
+#include "engine/bench/machine.hpp"
+#include "engine/bench/parameters.hpp"
 #include "engine/bench/point.hpp"
+#include "engine/bench/runner.hpp"
+#include "engine/cli/bench_point.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/device.hpp"
@@ -12,14 +23,18 @@
 #include "engine/core/format.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/io/bench_file.hpp"
 #include "engine/lua/bench_model.hpp"
 
 namespace engine::cli {
 namespace {
 
+const char* const kBoolFlags[] = {"--forward_only", "--data_loader_only", "--data_shuffle",
+                                  "--cudnn_benchmark", "--cudnn_fastest"};
+
 // DLBS writes booleans as values (--forward_only false); a bare flag means true.
-bool flag_bool(const cxxopts::ParseResult& flags, const char* name) {
-  if (!flags.count(name)) return false;
+bool flag_bool(const cxxopts::ParseResult& flags, const char* name, bool otherwise = false) {
+  if (!flags.count(name)) return otherwise;
   const auto v = flags[name].as<std::string>();
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
@@ -28,12 +43,14 @@ bool flag_bool(const cxxopts::ParseResult& flags, const char* name) {
 
 // DLBS writes "--forward_only false" as two words; cxxopts takes an implicit value only as
 // "--forward_only=false", so the two words are joined first.
-std::vector<std::string> with_bool_values(std::vector<std::string> args, const std::string& flag) {
+std::vector<std::string> with_bool_values(std::vector<std::string> args) {
   static const std::set<std::string> words = {"true", "false", "1", "0", "yes", "no", "on", "off"};
-  for (size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == flag && words.count(args[i + 1])) {
-      args[i] += "=" + args[i + 1];
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  for (const char* flag : kBoolFlags) {
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == flag && words.count(args[i + 1])) {
+        args[i] += "=" + args[i + 1];
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      }
     }
   }
   return args;
@@ -68,116 +85,315 @@ std::vector<int64_t> shape_flag(const std::string& text) {
   return shape;
 }
 
-void print_json(const std::string& model, const bench::PointOptions& o, int threads,
-                const bench::PointResult& r) {
-  const auto& s = r.summary;
-  std::printf(
-      "{\"impl\": \"engine\", \"model\": \"%s\", \"phase\": \"%s\", \"batch_size\": %lld, "
-      "\"threads\": %d, \"device\": \"%s\", \"dtype\": \"%s\", \"batches\": %lld, "
-      "\"mean_ms\": %.4f, \"std_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
-      "\"p99_ms\": %.4f, \"min_ms\": %.4f, \"throughput\": %.2f, \"throughput_p50\": %.2f, "
-      "\"peak_resident_bytes\": %lld}\n",
-      model.c_str(), bench::phase_name(o.phase), static_cast<long long>(o.batch_size), threads,
-      o.device.str().c_str(), train::precision_name(o.precision).c_str(),
-      static_cast<long long>(s.batches), s.mean_ms, s.std_ms, s.p50_ms, s.p90_ms, s.p99_ms,
-      s.min_ms, s.throughput, s.throughput_p50, static_cast<long long>(r.peak_resident_bytes));
-}
-
-void print_text(const std::string& model, const bench::PointOptions& o, int threads,
-                const bench::PointResult& r) {
-  const auto& s = r.summary;
-  std::printf("%s, %s, batch %lld, %s, %s, %d thread%s%s\n", model.c_str(),
-              bench::phase_name(o.phase), static_cast<long long>(o.batch_size),
-              train::precision_name(o.precision).c_str(), o.device.str().c_str(), threads,
-              threads == 1 ? "" : "s", r.loss.empty() ? "" : (", " + r.loss).c_str());
-  std::printf(
-      "  %lld timed batches: mean %.3f ms (std %.3f), p50 %.3f, p90 %.3f, p99 %.3f, "
-      "min %.3f\n",
-      static_cast<long long>(s.batches), s.mean_ms, s.std_ms, s.p50_ms, s.p90_ms, s.p99_ms,
-      s.min_ms);
-  std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
-              s.throughput, s.throughput_p50,
-              static_cast<double>(r.peak_resident_bytes) / (1 << 20));
-}
-
-}  // namespace
-
-int bench_command(const std::vector<std::string>& args) {
-  cxxopts::Options options("engine bench",
-                           "Time one benchmark point: a model's training step or forward pass on "
-                           "a synthetic batch in memory (DLBS's flag names).");
+void add_point_flags(cxxopts::Options& options) {
   options.add_options()("model", "a zoo id (engine models) or the path of a Lua module file",
                         cxxopts::value<std::string>())(
       "batch_size", "samples per batch", cxxopts::value<int64_t>()->default_value("16"))(
       "num_batches", "timed batches", cxxopts::value<int64_t>()->default_value("20"))(
       "num_warmup_batches", "batches run first and not timed",
       cxxopts::value<int64_t>()->default_value("3"))(
-      "phase", "training or inference", cxxopts::value<std::string>()->default_value("training"))(
+      "phase", "training, inference or data_ingestion",
+      cxxopts::value<std::string>()->default_value("training"))(
       "forward_only", "the inference phase (DLBS; takes true or false)",
+      cxxopts::value<std::string>()->implicit_value("true"))(
+      "data_loader_only", "the data_ingestion phase (DLBS; takes true or false)",
       cxxopts::value<std::string>()->implicit_value("true"))(
       "device", "cpu, cuda, cuda:N (gpu: cuda)",
       cxxopts::value<std::string>()->default_value("cpu"))(
       "dtype", "float32 (float), bfloat16 or float16 (autocast, as training)",
       cxxopts::value<std::string>()->default_value("float32"))(
-      "data", "synthetic (a batch made once, in memory)",
+      "data", "synthetic (a batch made once, in memory) or real (--data_dir through the loader)",
       cxxopts::value<std::string>()->default_value("synthetic"))(
-      "input_shape", "one sample's shape for a module file that does not say it (1,28,28)",
+      "data_dir", "the dataset's folder (the HDF5 file for hdf5) with --data real",
       cxxopts::value<std::string>())(
-      "num_classes", "classes for a module file that does not say it", cxxopts::value<int64_t>())(
+      "data_backend", "idx, cifar, image_folder or hdf5 with --data real",
+      cxxopts::value<std::string>())("data_shuffle", "shuffle the data each epoch (true or false)",
+                                     cxxopts::value<std::string>()->implicit_value("true"))(
+      "num_loader_threads", "the loader's threads (0: its default)",
+      cxxopts::value<int64_t>()->default_value("0"))(
+      "cudnn_benchmark", "cuDNN's autotuner on CUDA (true or false; n/a on CPU)",
+      cxxopts::value<std::string>()->implicit_value("true"))(
+      "cudnn_fastest", "DLBS's cuDNN flag (recorded as n/a: libtorch has no such setting)",
+      cxxopts::value<std::string>()->implicit_value("true"))(
+      "input_shape", "one sample's shape for a module file that does not say it (1,28,28)",
+      cxxopts::value<std::string>())("num_classes",
+                                     "classes for a module file that does not say it",
+                                     cxxopts::value<int64_t>()->default_value("0"))(
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "seed", "seed of the synthetic batch and the model's weights",
       cxxopts::value<uint64_t>()->default_value("1"))(
       "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "profile", "write a Chrome trace (chrome://tracing, Perfetto) of the timed batches here",
+      cxxopts::value<std::string>())(
+      "out", "also write the point to a benchmark file under OUT/bench/<model>/",
+      cxxopts::value<std::string>())(
+      "result",
+      "write the point's result, or its failure, to this file (what a sweep's child "
+      "processes do)",
+      cxxopts::value<std::string>())(
       "json", "print the result as one JSON line (as ../shared/bench's references do)")(
       "h,help", "show this help");
-  auto flags = parse(options, with_bool_values(args, "--forward_only"));
-  if (flags.count("help")) {
-    std::printf("%s\n", options.help().c_str());
-    return 0;
+}
+
+struct PointRun {
+  io::BenchPoint point;
+  bench::PointOptions options;
+  std::string model;
+  std::vector<std::string> not_applicable;
+};
+
+// DLBS settings that cannot apply to this point are recorded, not refused.
+std::vector<std::string> not_applicable(const cxxopts::ParseResult& flags,
+                                        const bench::PointOptions& o) {
+  std::vector<std::string> na;
+  const bool cuda = o.device.is_cuda();
+  if (!cuda && flags.count("cudnn_benchmark")) na.push_back("cudnn_benchmark (no cuDNN on cpu)");
+  if (flags.count("cudnn_fastest")) {
+    na.push_back(cuda ? "cudnn_fastest (libtorch has no such setting)"
+                      : "cudnn_fastest (no cuDNN on cpu)");
   }
-  if (!flags.count("model")) {
-    throw core::UsageError(
-        "engine bench needs a model: engine bench --model mlp (see engine models)");
+  const bool loader = o.data.real || o.phase == bench::Phase::kDataIngestion;
+  if (!o.data.real) {
+    if (flags.count("data_dir")) na.push_back("data_dir (synthetic data)");
+    if (flags.count("data_backend")) na.push_back("data_backend (synthetic data)");
   }
-  if (flags["data"].as<std::string>() != "synthetic") {
-    throw core::UsageError("--data: only 'synthetic' is available so far, got '" +
-                           flags["data"].as<std::string>() + "'");
+  if (!loader) {
+    if (flags.count("data_shuffle")) na.push_back("data_shuffle (a synthetic batch in memory)");
+    if (flags["num_loader_threads"].as<int64_t>() > 0) {
+      na.push_back("num_loader_threads (a synthetic batch in memory)");
+    }
   }
-  const int threads = core::configure_threads(flags["threads"].as<int>());
+  return na;
+}
+
+bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
   bench::PointOptions o;
   o.batch_size = flags["batch_size"].as<int64_t>();
   o.batches = flags["num_batches"].as<int64_t>();
   o.warmup_batches = flags["num_warmup_batches"].as<int64_t>();
   o.phase = bench::parse_phase(flags["phase"].as<std::string>());
   if (flag_bool(flags, "forward_only")) o.phase = bench::Phase::kInference;
+  if (flag_bool(flags, "data_loader_only")) o.phase = bench::Phase::kDataIngestion;
   o.device = bench_device(flags["device"].as<std::string>());
   o.precision = bench_precision(flags["dtype"].as<std::string>());
   o.seed = flags["seed"].as<uint64_t>();
+  o.data.real = bench::parse_data_kind(flags["data"].as<std::string>());
+  if (flags.count("data_dir")) o.data.dir = flags["data_dir"].as<std::string>();
+  if (flags.count("data_backend")) o.data.backend = flags["data_backend"].as<std::string>();
+  o.data.shuffle = flag_bool(flags, "data_shuffle");
+  o.data.loader_threads = static_cast<int>(flags["num_loader_threads"].as<int64_t>());
+  if (o.data.loader_threads < 0) {
+    throw core::UsageError("--num_loader_threads must be 0 or more, got " +
+                           std::to_string(o.data.loader_threads));
+  }
+  if (flags.count("profile")) o.profile_path = flags["profile"].as<std::string>();
+  if (o.device.is_cuda()) {
+    at::globalContext().setBenchmarkCuDNN(flag_bool(flags, "cudnn_benchmark", true));
+  }
+  return o;
+}
 
-  const std::string model_name = flags["model"].as<std::string>();
+// Runs the point the flags describe; throws what the point throws.
+PointRun measure(const cxxopts::ParseResult& flags, int threads) {
+  if (!flags.count("model")) {
+    throw core::UsageError(
+        "engine bench needs a model (engine bench --model mlp, see engine models) or a sweep "
+        "script (engine bench scripts/bench/quick.lua)");
+  }
+  PointRun run;
+  run.options = point_options(flags);
+  run.not_applicable = not_applicable(flags, run.options);
+  auto& o = run.options;
+  run.model = flags["model"].as<std::string>();
   core::seed_everything(o.seed);
-  auto runtime = make_runtime(model_name);
-  auto model = lua::load_bench_model(*runtime, model_name);
+  auto runtime = make_runtime(run.model);
+  auto model = lua::load_bench_model(*runtime, run.model);
   o.input_shape = flags.count("input_shape") ? shape_flag(flags["input_shape"].as<std::string>())
                                              : model.input_shape;
-  o.classes = flags.count("num_classes") ? flags["num_classes"].as<int64_t>() : model.classes;
+  const int64_t classes = flags["num_classes"].as<int64_t>();
+  o.classes = classes > 0 ? classes : model.classes;
   if (o.input_shape.empty()) {
-    throw core::UsageError(model_name +
+    throw core::UsageError(run.model +
                            " does not say its input shape: give --input_shape (1,28,28) or set "
                            "the class's input_shape field");
   }
   if (o.classes == 0) {
-    throw core::UsageError(model_name +
+    throw core::UsageError(run.model +
                            " does not say its number of classes: give --num_classes or set the "
                            "class's classes field");
   }
   const auto result = bench::run_point(model.model, o);
+  auto& row = run.point.row;
+  row.model = run.model;
+  row.phase = bench::phase_name(o.phase);
+  row.device = o.device.str();
+  row.dtype = train::precision_name(o.precision);
+  row.batch_size = o.batch_size;
+  row.threads = threads;
+  row.status = "ok";
+  const auto& s = result.summary;
+  row.num_batches = s.batches;
+  row.mean_ms = s.mean_ms;
+  row.std_ms = s.std_ms;
+  row.p50_ms = s.p50_ms;
+  row.p90_ms = s.p90_ms;
+  row.p99_ms = s.p99_ms;
+  row.throughput = s.throughput;
+  row.throughput_p50 = s.throughput_p50;
+  row.peak_resident_bytes = result.peak_resident_bytes;
+  row.repeats = 1;
+  run.point.batch_ms = result.batch_ms;
+  run.point.batch_repeat.assign(result.batch_ms.size(), 0);
+  run.point.details["min_ms"] = s.min_ms;
+  run.point.details["max_ms"] = s.max_ms;
+  run.point.details["loss"] = result.loss;
+  run.point.details["not_applicable"] = core::join(run.not_applicable);
+  run.point.details["input_shape"] = core::shape_string(o.input_shape);
+  run.point.details["classes"] = o.classes;
+  for (const auto& [name, value] : bench::machine_state()) run.point.details[name] = value;
+  return run;
+}
+
+void print_json(const PointRun& run) {
+  const auto& r = run.point.row;
+  std::printf(
+      "{\"impl\": \"engine\", \"model\": \"%s\", \"phase\": \"%s\", \"batch_size\": %lld, "
+      "\"threads\": %lld, \"device\": \"%s\", \"dtype\": \"%s\", \"batches\": %lld, "
+      "\"mean_ms\": %.4f, \"std_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
+      "\"p99_ms\": %.4f, \"min_ms\": %.4f, \"throughput\": %.2f, \"throughput_p50\": %.2f, "
+      "\"peak_resident_bytes\": %lld}\n",
+      r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size),
+      static_cast<long long>(r.threads), r.device.c_str(), r.dtype.c_str(),
+      static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
+      std::get<double>(run.point.details.at("min_ms")), r.throughput, r.throughput_p50,
+      static_cast<long long>(r.peak_resident_bytes));
+}
+
+void print_text(const PointRun& run) {
+  const auto& r = run.point.row;
+  const auto loss = std::get<std::string>(run.point.details.at("loss"));
+  std::printf("%s, %s, batch %lld, %s, %s, %lld thread%s%s\n", r.model.c_str(), r.phase.c_str(),
+              static_cast<long long>(r.batch_size), r.dtype.c_str(), r.device.c_str(),
+              static_cast<long long>(r.threads), r.threads == 1 ? "" : "s",
+              loss.empty() ? "" : (", " + loss).c_str());
+  std::printf(
+      "  %lld timed batches: mean %.3f ms (std %.3f), p50 %.3f, p90 %.3f, p99 %.3f, "
+      "min %.3f\n",
+      static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
+      std::get<double>(run.point.details.at("min_ms")));
+  std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
+              r.throughput, r.throughput_p50,
+              static_cast<double>(r.peak_resident_bytes) / (1 << 20));
+  if (!run.not_applicable.empty()) {
+    std::printf("  n/a here: %s\n", core::join(run.not_applicable).c_str());
+  }
+}
+
+// How a failed point's error is classified: the exception's type first, then its message.
+std::string failure_kind_of(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const c10::OutOfMemoryError*>(&e)) {
+    return "oom";
+  }
+  return bench::failure_kind(core::describe_exception(e));
+}
+
+// with_machine: the machine's description (which runs BLAS once: not after running out of
+// memory, where OpenBLAS would wait for its buffer forever).
+void write_single(const std::string& path, const io::BenchPoint& point, const std::string& command,
+                  bool with_machine) {
+  io::BenchInfo info;
+  info.name = point.row.model;
+  info.command = command;
+  if (with_machine) {
+    for (const auto& [name, value] : bench::machine_description()) info.machine[name] = value;
+  }
+  io::BenchFile file(path, info);
+  io::BenchPoint stored = point;
+  stored.row.point = file.point_count();
+  file.write_point(stored);
+  file.finish(point.row.status == "ok" ? "completed" : "failed");
+}
+
+int bench_point(const std::vector<std::string>& args) {
+  cxxopts::Options options("engine bench",
+                           "Time one benchmark point: a model's training step, forward pass or "
+                           "the loader alone (DLBS's flag names), or run a sweep: engine bench "
+                           "SWEEP.lua (engine bench SWEEP.lua --help).");
+  add_point_flags(options);
+  auto flags = parse(options, with_bool_values(args));
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  const int threads = core::configure_threads(flags["threads"].as<int>());
+  const std::string result_path = flags.count("result") ? flags["result"].as<std::string>() : "";
+  const std::string command = "engine bench " + core::join(args, " ");
+  PointRun run;
+  try {
+    run = measure(flags, threads);
+  } catch (const std::exception& e) {
+    if (!result_path.empty()) {
+      // the sweep reads why the point failed from here; the error still goes to stderr
+      io::BenchPoint failed;
+      failed.row.model = flags.count("model") ? flags["model"].as<std::string>() : "";
+      failed.row.phase = flags["phase"].as<std::string>();
+      failed.row.status = "failed";
+      failed.row.error_kind = failure_kind_of(e);
+      failed.row.reason = bench::first_line(core::describe_exception(e));
+      failed.row.threads = threads;
+      failed.details["error"] = core::describe_exception(e);
+      write_single(result_path, failed, command, false);
+    }
+    throw;
+  }
+  if (!result_path.empty()) write_single(result_path, run.point, command, false);
+  if (flags.count("out")) {
+    const auto path = io::BenchFile::new_path(flags["out"].as<std::string>(),
+                                              std::filesystem::path(run.model).stem().string());
+    write_single(path, run.point, command, true);
+    std::printf("  written to %s\n", path.c_str());
+  }
   if (flags.count("json")) {
-    print_json(model_name, o, threads, result);
+    print_json(run);
   } else {
-    print_text(model_name, o, threads, result);
+    print_text(run);
+  }
+  if (!run.options.profile_path.empty()) {
+    std::printf("  profile: %s (open in chrome://tracing or ui.perfetto.dev)\n",
+                run.options.profile_path.c_str());
   }
   return 0;
+}
+
+}  // namespace
+
+io::BenchPoint run_point_in_process(const bench::Point& point) {
+  const auto args = with_bool_values(bench::point_flags(point));
+  cxxopts::Options options("engine bench", "");
+  add_point_flags(options);
+  io::BenchPoint failed;
+  try {
+    auto flags = parse(options, args);
+    const int threads = core::configure_threads(flags["threads"].as<int>());
+    return measure(flags, threads).point;
+  } catch (const std::exception& e) {
+    failed.row.status = "failed";
+    failed.row.error_kind = failure_kind_of(e);
+    failed.row.reason = bench::first_line(core::describe_exception(e));
+    failed.details["error"] = core::describe_exception(e);
+  }
+  failed.row.model = bench::param_text(point, "model");
+  failed.row.phase = bench::param_text(point, "phase");
+  failed.row.device = bench::param_text(point, "device");
+  failed.row.dtype = bench::param_text(point, "dtype");
+  failed.row.batch_size = bench::param_int(point, "batch_size");
+  return failed;
+}
+
+int bench_command(const std::vector<std::string>& args) {
+  // a first argument that is not a flag is a sweep script
+  if (!args.empty() && args.front().rfind("-", 0) != 0) return bench_sweep(args);
+  return bench_point(args);
 }
 
 }  // namespace engine::cli

@@ -2,8 +2,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <c10/util/Exception.h>
+
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,10 @@
 #include "engine/core/memory.hpp"
 
 namespace {
+
+// Exit code when memory ran out (libtorch's allocator, std::bad_alloc): neither a bug nor the
+// user's input.
+constexpr int kOutOfMemoryExitCode = 7;
 
 const char* kUsage =
     "engine: a native deep-learning trainer and benchmark suite driven by Lua scripts\n"
@@ -84,6 +91,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     return e.exit_code();
+  } catch (const c10::OutOfMemoryError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: out of memory: %s\n", engine::core::describe_exception(e).c_str());
+    return kOutOfMemoryExitCode;
+  } catch (const std::bad_alloc& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: out of memory (std::bad_alloc)\n");
+    return kOutOfMemoryExitCode;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "internal error (a bug in the engine, please report it): %s\n",

@@ -220,4 +220,88 @@ std::vector<double> read_doubles(hid_t parent, const std::string& name) {
   return out;
 }
 
+std::vector<int64_t> read_ints(hid_t parent, const std::string& name) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
+  std::vector<int64_t> out(series_length(ds.get()));
+  if (!out.empty()) {
+    check_status(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+                 "read dataset " + name);
+  }
+  return out;
+}
+
+namespace {
+
+void write_vector(hid_t parent, const std::string& name, hid_t file_type, hid_t memory_type,
+                  const void* values, size_t count) {
+  hsize_t dims[1] = {count};
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "make a dataspace");
+  Handle ds(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose, "create dataset " + name);
+  if (count > 0) {
+    check_status(H5Dwrite(ds.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
+                 "write dataset " + name);
+  }
+}
+
+}  // namespace
+
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& values) {
+  write_vector(parent, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data(), values.size());
+}
+
+void write_ints(hid_t parent, const std::string& name, const std::vector<int64_t>& values) {
+  write_vector(parent, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(), values.size());
+}
+
+void write_attribute(hid_t object, const std::string& name, const Attribute& value) {
+  std::visit([&](const auto& v) { write_attribute(object, name, v); }, value);
+}
+
+std::map<std::string, Attribute> read_attributes(hid_t object) {
+  std::map<std::string, Attribute> out;
+  H5O_info_t info{};
+  check_status(H5Oget_info(object, &info), "read an object's attributes");
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    Handle attr(
+        H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose, "open an attribute");
+    const ssize_t size = H5Aget_name(attr.get(), 0, nullptr);
+    std::string name(static_cast<size_t>(size > 0 ? size : 0), '\0');
+    H5Aget_name(attr.get(), name.size() + 1, name.data());
+    Handle type(H5Aget_type(attr.get()), H5Tclose, "read an attribute type");
+    switch (H5Tget_class(type.get())) {
+      case H5T_STRING:
+        out[name] = read_string_attribute(object, name);
+        break;
+      case H5T_ENUM: {  // h5py's bool
+        int8_t b = 0;
+        auto memory = bool_type();
+        check_status(H5Aread(attr.get(), memory.get(), &b), "read attribute " + name);
+        out[name] = b != 0;
+        break;
+      }
+      case H5T_INTEGER: {
+        int64_t v = 0;
+        check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &v), "read attribute " + name);
+        out[name] = v;
+        break;
+      }
+      default: {
+        double v = 0;
+        check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v), "read attribute " + name);
+        out[name] = v;
+      }
+    }
+  }
+  return out;
+}
+
+void remove(hid_t parent, const std::string& name) {
+  if (H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0) {
+    check_status(H5Ldelete(parent, name.c_str(), H5P_DEFAULT), "remove " + name);
+  }
+}
+
 }  // namespace engine::io::h5

@@ -5,7 +5,9 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace engine::io::h5 {
@@ -70,5 +72,17 @@ int64_t read_int_attribute(hid_t object, const std::string& name);
 double read_double_attribute(hid_t object, const std::string& name);
 bool has_attribute(hid_t object, const std::string& name);
 std::vector<double> read_doubles(hid_t parent, const std::string& name);
+std::vector<int64_t> read_ints(hid_t parent, const std::string& name);
+// A whole 1-D dataset of float64 or int64 values, written at once.
+void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& values);
+void write_ints(hid_t parent, const std::string& name, const std::vector<int64_t>& values);
+
+// An attribute of any of the scalar kinds the engine writes (integers stay integers).
+using Attribute = std::variant<bool, int64_t, double, std::string>;
+void write_attribute(hid_t object, const std::string& name, const Attribute& value);
+// Every attribute of an object: strings, h5py bools, integers and floats.
+std::map<std::string, Attribute> read_attributes(hid_t object);
+// Removes a link (a dataset or group) when it exists.
+void remove(hid_t parent, const std::string& name);
 
 }  // namespace engine::io::h5

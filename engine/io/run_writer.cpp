@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <limits>
+#include <type_traits>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
@@ -169,33 +170,16 @@ void write_hparams(hid_t group, const std::map<std::string, HParam>& hparams) {
 
 std::map<std::string, HParam> read_hparams(hid_t group) {
   std::map<std::string, HParam> out;
-  H5O_info_t info{};
-  H5Oget_info(group, &info);
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    h5::Handle attr(
-        H5Aopen_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
-        H5Aclose, "open an attribute");
-    const ssize_t size = H5Aget_name(attr.get(), 0, nullptr);
-    std::string name(static_cast<size_t>(std::max<ssize_t>(size, 0)), '\0');
-    H5Aget_name(attr.get(), name.size() + 1, name.data());
-    h5::Handle type(H5Aget_type(attr.get()), H5Tclose, "read an attribute type");
-    switch (H5Tget_class(type.get())) {
-      case H5T_STRING:
-        out[name] = h5::read_string_attribute(group, name);
-        break;
-      case H5T_ENUM: {  // h5py's bool
-        int8_t b = 0;
-        auto memory = h5::bool_type();
-        H5Aread(attr.get(), memory.get(), &b);
-        out[name] = b != 0;
-        break;
-      }
-      default: {
-        double v = 0;
-        H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v);
-        out[name] = v;
-      }
-    }
+  for (const auto& [name, value] : h5::read_attributes(group)) {
+    std::visit(
+        [&out, &key = name](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, int64_t>) {
+            out[key] = static_cast<double>(v);  // hyperparameters are numbers
+          } else {
+            out[key] = v;
+          }
+        },
+        value);
   }
   return out;
 }

@@ -273,7 +273,20 @@ $b"
     expect 2 "--model 'resnet9000' is neither a zoo model nor a Lua module file" "alexnet, alexnet_owt" -- \
       "$ENGINE" bench --model resnet9000
     expect 2 "engine bench needs a model" -- "$ENGINE" bench
-    expect 2 "--phase must be 'training' or 'inference'" -- "$ENGINE" bench --model mlp --phase train
+    expect 2 "--phase must be training, inference or data_ingestion" -- "$ENGINE" bench --model mlp --phase train
+    expect 0 "mlp, data_ingestion, batch 8" "n/a here: cudnn_benchmark (no cuDNN on cpu)" -- \
+      "$ENGINE" bench --model mlp --phase data_ingestion --batch_size 8 --num_batches 5 --cudnn_benchmark true
+    tiny
+    expect 0 "mlp, training, batch 4" -- "$ENGINE" bench --model mlp --data real --data_backend idx \
+      --data_dir "$WORK/tiny" --data_shuffle true --num_loader_threads 1 --batch_size 4 --num_batches 3
+    expect 2 "--data real needs --data_dir" -- "$ENGINE" bench --model mlp --data real --data_backend idx
+    expect 2 "--data_backend must be idx, cifar, image_folder or hdf5" -- \
+      "$ENGINE" bench --model mlp --data real --data_backend caffe_lmdb --data_dir "$WORK/tiny"
+    expect 0 "n/a here: data_backend (synthetic data)" -- \
+      "$ENGINE" bench --model mlp --data_backend caffe_lmdb --batch_size 2 --num_batches 1
+    expect 0 "profile: trace.json" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --profile trace.json
+    grep -q '"traceEvents"\|"ph"' trace.json || fail "the profile is not a Chrome trace"
+    expect 0 "written to out/bench/mlp/" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --out out
     expect 2 "--forward_only takes true or false" -- "$ENGINE" bench --model mlp --forward_only=maybe
     expect 2 "unexpected argument 'maybe'" -- "$ENGINE" bench --model mlp --forward_only maybe
     expect 0 "inference" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only true
@@ -286,6 +299,64 @@ $b"
       "$ENGINE" bench --model linear.lua --input_shape 4 --num_classes 2 --batch_size 2 --num_batches 2
     expect 2 "--input_shape takes sizes separated by commas" -- \
       "$ENGINE" bench --model linear.lua --input_shape 4x --num_classes 2
+    ;;
+  bench_sweep)
+    mkdir -p mods
+    printf 'local nn, ffi = require "nn", require "ffi"\nlocal M = nn.Module:extend("Crash")\nM.input_shape, M.classes = {4}, 2\nfunction M:init() self.fc = nn.Linear(4, 2) end\nfunction M:forward(x) ffi.cast("int *", 0)[0] = 1 return self.fc(x) end\nreturn M\n' > mods/crash.lua
+    printf 'local nn = require "nn"\nlocal M = nn.Module:extend("Bad")\nM.input_shape, M.classes = {4}, 2\nfunction M:init() self.fc = nn.Linear(5, 2) end\nfunction M:forward(x) return self.fc(x) end\nreturn M\n' > mods/bad.lua
+    cat > failing.lua <<'LUA'
+return {
+  kind = 'benchmark',
+  parameters = { num_warmup_batches = 1, num_batches = 2, threads = 1 },
+  variables  = { model = {'mods/bad.lua', 'mods/crash.lua', 'mlp'}, batch_size = {64, 400000, 800000} },
+  order = {'model', 'batch_size'},
+  extensions = {
+    { condition = {model = {'mods/bad.lua', 'mods/crash.lua'}, batch_size = {400000, 800000}}, enabled = false },
+  },
+}
+LUA
+    expect 0 "9 points, 5 to run, 4 inactive" "extensions[1]; enabled = false" -- "$ENGINE" bench failing.lua --dry-run
+    expect 0 "cannot take an input of shape [64, 4]" "killed by SIGSEGV (segmentation fault)" \
+      "failed   CPU: not enough memory" "skipped  batch 400000 ran out of memory at point 8" \
+      "4 run, 0 kept from the file" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
+    expect 0 "0 run, 4 kept from the file" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
+    file=$(ls runs/bench/failing/*.h5)
+    h5dump -d /results "$file" | grep -q '"skipped"' || fail "no skipped row in /results"
+    h5dump -a /points/0/details/output_tail "$file" | grep -q "error:" || fail "no output tail stored"
+    expect 0 "1 run, 3 kept" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120 --set num_batches=2 --var model=mods/bad.lua,mods/crash.lua,mlp,lenet5 --set batch_size=64
+    # a point over --timeout: its process group is killed
+    cat > slow.lua <<'LUA'
+return { kind = 'benchmark', parameters = { model = 'resnet18', batch_size = 8, num_batches = 1000 } }
+LUA
+    expect 0 "timeout  ran past --timeout 3 s" -- "$ENGINE" bench slow.lua --timeout 3
+    # the sweep language's errors name the key and the line
+    cat > typo.lua <<'LUA'
+return {
+  kind = 'benchmark',
+  variables = { model = {'mlp'}, batch_size = {1, 2} },
+  extensions = {
+    { condition = {model = 'mlp'}, parameters = {num_batches = 1} },
+    { condition = {modle = 'mlp'}, parameters = {num_batches = 2} },
+  },
+}
+LUA
+    expect 2 "condition on 'modle' in extensions[2] (typo.lua:6) is not a benchmark parameter" -- \
+      "$ENGINE" bench typo.lua --dry-run
+    cat > twins.lua <<'LUA'
+return {
+  kind = 'benchmark',
+  variables = { model = {'mlp'}, batch_size = {1, 2} },
+  extensions = { { condition = {batch_size = 2}, cases = { {seed = 1}, {seed = 1} } } },
+}
+LUA
+    expect 2 "points 2 and 3 are the same point" "extensions[1].cases[1]" -- "$ENGINE" bench twins.lua --dry-run
+    printf "return { kind = 'benchmark', variables = { model = {} } }\n" > empty.lua
+    expect 2 "variable 'model' (empty.lua:1) has no values" -- "$ENGINE" bench empty.lua --dry-run
+    printf "return { kind = 'benchmark', parameters = { model = 'mlp', batch_size = function(p) return p.nope end } }\n" > computed.lua
+    expect 2 "'nope' is not a parameter of this point" -- "$ENGINE" bench computed.lua --dry-run
+    expect 2 "--rerun must be never, failed or always" -- "$ENGINE" bench twins.lua --rerun sometimes
+    expect 2 "--timeout, --max_memory and --repeat need --isolate process" -- \
+      "$ENGINE" bench twins.lua --isolate none --timeout 5
     ;;
   allocator)
     expect 0 "memory   caching allocator" -- "$ENGINE" info

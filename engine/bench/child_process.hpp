@@ -1,0 +1,40 @@
+// Runs one command in a child process of its own process group, the way a sweep runs each point:
+// its output captured (the tail kept), its address space capped, killed with its group when it
+// runs past a time limit, and how it ended told apart: exit code, signal or timeout.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace engine::bench {
+
+struct ChildOptions {
+  std::vector<std::string> argv;  // argv[0] is the program's path
+  double timeout_seconds = 0;     // 0: no limit
+  int64_t max_memory_bytes = 0;   // RLIMIT_AS of the child; 0: no cap
+  size_t output_tail_bytes = 8192;
+  // Asked every 100 ms; true stops the child (its group gets SIGTERM, then SIGKILL).
+  std::function<bool()> stop;
+};
+
+struct ChildResult {
+  int exit_code = -1;  // when it exited
+  int signal = 0;      // when a signal ended it
+  bool timed_out = false;
+  bool stopped = false;
+  double seconds = 0;
+  std::string output;  // the tail of stdout and stderr together
+};
+
+// Throws IoError when the process cannot be started at all (fork or pipe failed).
+ChildResult run_child(const ChildOptions& options);
+
+// "2G", "512M", "1.5GiB", "100000" (bytes); throws UsageError naming the flag otherwise.
+int64_t parse_memory_size(const std::string& text, const char* flag);
+
+// "SIGSEGV (segmentation fault)"
+std::string signal_description(int signal);
+
+}  // namespace engine::bench

@@ -1,0 +1,85 @@
+#include "engine/bench/data_feed.hpp"
+
+#include "engine/core/errors.hpp"
+#include "engine/data/cifar.hpp"
+#include "engine/data/hdf5_source.hpp"
+#include "engine/data/image_folder.hpp"
+#include "engine/data/image_transforms.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/data/mnist.hpp"
+#include "engine/data/synthetic.hpp"
+#include "engine/data/transform.hpp"
+
+namespace engine::bench {
+namespace {
+
+// Samples a synthetic epoch holds: enough batches that the loader runs as it would on data.
+constexpr int64_t kSyntheticBatches = 64;
+
+data::Pipeline real_pipeline(const DataOptions& o, const std::vector<int64_t>& input_shape) {
+  if (o.dir.empty()) {
+    throw core::UsageError("--data real needs --data_dir: the dataset's folder (or HDF5 file)");
+  }
+  if (o.backend == "idx") return data::Pipeline(data::load_mnist(o.dir, "train"));
+  if (o.backend == "cifar") return data::Pipeline(data::load_cifar10(o.dir, "train"));
+  if (o.backend == "hdf5") {
+    return data::Pipeline(std::make_shared<data::Hdf5Source>(o.dir, "/x", "/y"));
+  }
+  if (o.backend == "image_folder") {
+    if (input_shape.size() != 3) {
+      throw core::UsageError(
+          "--data_backend image_folder needs a model whose input is an image "
+          "(C x H x W)");
+    }
+    data::ImageFolderOptions folder;
+    folder.root = o.dir;
+    folder.mode = input_shape[0] == 1 ? data::ColorMode::kGray : data::ColorMode::kRgb;
+    const data::Size2 size{input_shape[1], input_shape[2]};
+    return data::Pipeline(std::make_shared<data::ImageFolderSource>(folder))
+        .map(std::make_shared<data::Resize>(std::min(size.height, size.width)))
+        .map(std::make_shared<data::CenterCrop>(size))
+        .map(std::make_shared<data::ToFloat>());
+  }
+  throw core::UsageError(
+      "--data_backend must be idx, cifar, image_folder or hdf5 with --data "
+      "real, got '" +
+      o.backend + "'");
+}
+
+}  // namespace
+
+bool parse_data_kind(const std::string& name) {
+  if (name == "synthetic") return false;
+  if (name == "real") return true;
+  throw core::UsageError("--data must be synthetic or real, got '" + name + "'");
+}
+
+data::Pipeline point_pipeline(const DataOptions& o, const std::vector<int64_t>& input_shape,
+                              int64_t classes, int64_t batch_size, uint64_t seed) {
+  data::Pipeline pipeline = o.real
+                                ? real_pipeline(o, input_shape)
+                                : data::Pipeline(std::make_shared<data::SyntheticSource>(
+                                      input_shape, classes, batch_size * kSyntheticBatches, seed));
+  pipeline = pipeline.shuffle(o.shuffle).batch(batch_size, /*drop_last=*/true);
+  if (o.loader_threads > 0) pipeline = pipeline.workers(o.loader_threads);
+  if (pipeline.size() == 0) {
+    throw core::UsageError("the data has fewer samples than one batch of " +
+                           std::to_string(batch_size) + " (" + pipeline.describe() + ")");
+  }
+  return pipeline;
+}
+
+Feed::Feed(data::Pipeline pipeline, uint64_t seed) : pipeline_(std::move(pipeline)), seed_(seed) {}
+
+Feed::~Feed() = default;
+
+data::Batch Feed::next() {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!reader_) reader_ = std::make_unique<data::EpochReader>(pipeline_, seed_, epoch_++);
+    if (auto batch = reader_->next()) return std::move(*batch);
+    reader_.reset();
+  }
+  throw core::DataError("the data yields no batch: " + pipeline_.describe());
+}
+
+}  // namespace engine::bench

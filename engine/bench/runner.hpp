@@ -1,0 +1,67 @@
+// Runs the points of a sweep, each in a fresh child process by default, into a benchmark file:
+// failures, crashes and timeouts are recorded with their reasons and the sweep goes on; a point
+// that ran out of memory makes the larger batches of the same point `skipped`; points already
+// in the file are kept (--rerun); progress goes to the console as each point starts and ends.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/bench/sweep.hpp"
+#include "engine/io/bench_file.hpp"
+
+namespace engine::bench {
+
+enum class Rerun { kNever, kFailed, kAlways };
+Rerun parse_rerun(const std::string& name);  // never | failed | always
+enum class Isolation { kProcess, kNone };
+Isolation parse_isolation(const std::string& name);  // process | none
+
+// "oom" when an error message says that memory ran out (libtorch's allocators, std::bad_alloc,
+// LuaJIT, CUDA), "error" for any other.
+std::string failure_kind(const std::string& message);
+// The first line of a message, without libtorch's backtrace.
+std::string first_line(const std::string& message);
+
+struct RunnerOptions {
+  Isolation isolation = Isolation::kProcess;
+  // The command that runs one point from flags ({engine, "bench"}); each point adds its flags,
+  // then child_flags, then --result FILE.
+  std::vector<std::string> child_command;
+  std::vector<std::string> child_flags;
+  std::string scratch_dir;  // where the children write their results
+  // isolation none: runs a point in this process and returns its result (status failed and
+  // the message when it fails).
+  std::function<io::BenchPoint(const Point&)> run_in_process;
+  double timeout_seconds = 0;
+  int64_t max_memory_bytes = 0;
+  int repeat = 1;
+  double unstable_spread = 0.05;
+  Rerun rerun = Rerun::kNever;
+  bool oom_skip = true;
+  std::FILE* out = stdout;
+  std::function<bool()> interrupted;  // polled between points and while a child runs
+};
+
+struct SweepOutcome {
+  std::vector<io::BenchRow> rows;  // one per planned point, in plan order (run or kept)
+  int64_t ran = 0, kept = 0;
+  bool interrupted = false;
+};
+
+SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
+                       const RunnerOptions& options);
+
+// The table printed at the end: model, phase, batch, dtype, threads, mean ms, p90 ms,
+// samples/s, status, reason.
+std::string results_table(const std::vector<io::BenchRow>& rows);
+// The plan as --dry-run prints it: each point's number, the parameters that vary across the
+// plan, whether it runs, and what made it.
+std::string plan_table(const std::vector<PlannedPoint>& plan);
+// The plan as the file stores it: one line per point, "<id> <active|inactive> k=v, ...".
+std::string plan_text(const std::vector<PlannedPoint>& plan);
+
+}  // namespace engine::bench

@@ -1,0 +1,375 @@
+#include "engine/bench/sweep.hpp"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/sha256.hpp"
+
+namespace engine::bench {
+namespace {
+
+using core::UsageError;
+
+bool own_name(const std::string& name) {
+  return !name.empty() && name[0] == '_';
+}
+
+std::string known_names(const Schema& schema) {
+  std::vector<std::string> names;
+  for (const auto& entry : schema) names.push_back(entry.first);
+  return core::join(names);
+}
+
+std::string extension_section(size_t index) {
+  return "extensions[" + std::to_string(index + 1) + "]";
+}
+
+class Validator {
+ public:
+  Validator(const SweepSpec& spec, const Schema& schema) : spec_(spec), schema_(schema) {}
+
+  void key(const std::string& section, const std::string& name, const char* what) const {
+    if (own_name(name) || schema_.count(name)) return;
+    std::string hint;
+    if (name == "forward_only") hint = " (DLBS's forward_only is phase = 'inference' here)";
+    if (name == "data_loader_only") hint = " (DLBS's data_loader_only is phase = 'data_ingestion')";
+    throw UsageError(std::string(what) + " '" + name + "' in " + section + where(section, name) +
+                     " is not a benchmark parameter" + hint + "; parameters: " +
+                     known_names(schema_) + " (names starting with '_' are the script's own)");
+  }
+  void params(const std::string& section, const Params& params, const char* what) const {
+    for (const auto& entry : params) key(section, entry.first, what);
+  }
+  std::string where(const std::string& section, const std::string& name) const {
+    return spec_.locate ? spec_.locate(section, name) : std::string();
+  }
+
+ private:
+  const SweepSpec& spec_;
+  const Schema& schema_;
+};
+
+// A point being expanded: its parameters as written, some of them computed.
+struct Draft {
+  Params params;
+  std::string made_by;
+};
+
+// Resolves the parameters of one draft, computing each computed one at most once and catching
+// parameters that depend on themselves.
+class Resolver {
+ public:
+  explicit Resolver(const Params& params) : params_(params) {}
+
+  Value get(const std::string& name) {
+    const auto it = params_.find(name);
+    if (it == params_.end()) {
+      throw UsageError("'" + name + "' is not a parameter of this point (it has: " + names() + ")");
+    }
+    if (!it->second.compute) return it->second.value;
+    if (const auto done = cache_.find(name); done != cache_.end()) return done->second;
+    if (const auto first = std::find(stack_.begin(), stack_.end(), name); first != stack_.end()) {
+      std::vector<std::string> cycle(first, stack_.end());
+      cycle.push_back(name);
+      throw UsageError("computed parameter '" + name +
+                       "' depends on itself: " + core::join(cycle, " -> "));
+    }
+    stack_.push_back(name);
+    Value value;
+    try {
+      value = it->second.compute(getter());
+    } catch (const core::ScriptError& e) {
+      if (stack_.size() > 1) throw;
+      throw core::ScriptError("computing parameter '" + name + "': " + e.what(), e.traceback(),
+                              e.exit_code());
+    }
+    stack_.pop_back();
+    cache_[name] = value;
+    return value;
+  }
+
+  Getter getter() {
+    return [this](const std::string& name) { return get(name); };
+  }
+
+ private:
+  std::string names() const {
+    std::vector<std::string> out;
+    for (const auto& entry : params_) out.push_back(entry.first);
+    return core::join(out);
+  }
+
+  const Params& params_;
+  std::map<std::string, Value> cache_;
+  std::vector<std::string> stack_;
+};
+
+class Matcher {
+ public:
+  bool matches(const Extension& extension, const Params& params) {
+    Resolver resolver(params);
+    const Getter get = resolver.getter();
+    for (const auto& [name, test] : extension.condition) {
+      if (!params.count(name)) return false;  // a script's own name the point does not set
+      if (!passes(test, get(name), get)) return false;
+    }
+    return !extension.when || extension.when(get);
+  }
+
+  // Compiles a pattern once; a malformed one is a UsageError.
+  const std::regex& regex(const std::string& pattern, const std::string& context) {
+    auto it = compiled_.find(pattern);
+    if (it != compiled_.end()) return it->second;
+    try {
+      return compiled_.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first->second;
+    } catch (const std::regex_error& e) {
+      throw UsageError(context + ": the pattern '" + pattern +
+                       "' is not a regular expression: " + e.what());
+    }
+  }
+
+ private:
+  bool passes(const Test& test, const Value& value, const Getter& get) {
+    switch (test.kind) {
+      case Test::Kind::kEquals:
+      case Test::Kind::kAnyOf:
+        return std::any_of(test.values.begin(), test.values.end(),
+                           [&](const Value& v) { return values_equal(v, value); });
+      case Test::Kind::kPattern:
+        return std::regex_search(value_text(value), regex(test.pattern, "a condition"));
+      case Test::Kind::kPredicate:
+        return test.predicate(value, get);
+    }
+    return false;
+  }
+
+  std::map<std::string, std::regex> compiled_;
+};
+
+std::vector<std::string> loop_order(const SweepSpec& spec, const Validator& check) {
+  std::vector<std::string> order;
+  for (const auto& name : spec.order) {
+    if (!spec.variables.count(name)) {
+      throw UsageError("order names '" + name + "'" + check.where("order", name) +
+                       ", which is not a variable of the sweep");
+    }
+    if (std::find(order.begin(), order.end(), name) != order.end()) {
+      throw UsageError("order names '" + name + "' twice" + check.where("order", name));
+    }
+    order.push_back(name);
+  }
+  for (const auto& entry : spec.variables) {
+    if (std::find(order.begin(), order.end(), entry.first) == order.end()) {
+      order.push_back(entry.first);
+    }
+  }
+  return order;
+}
+
+void apply_overrides(SweepSpec& spec, const Overrides& overrides, const Validator& check,
+                     Params& final_values) {
+  for (const auto& [name, text] : overrides.var) {
+    check.key("--var", name, "--var");
+    std::vector<Value> values;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = text.find(',', start);
+      values.push_back(parse_value(text.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (!spec.variables.count(name)) {
+      if (spec.order.empty()) {
+        for (const auto& entry : spec.variables) spec.order.push_back(entry.first);
+      }
+      spec.order.push_back(name);
+    }
+    spec.variables[name] = values;
+    spec.parameters.erase(name);
+  }
+  for (const auto& [name, text] : overrides.set) {
+    check.key("--set", name, "--set");
+    const Value value = parse_value(text);
+    if (spec.variables.count(name)) {
+      spec.variables[name] = {value};
+    } else {
+      spec.parameters[name] = value;
+      final_values[name] = value;
+    }
+  }
+}
+
+void check_spec(const SweepSpec& spec, const Validator& check, Matcher& matcher) {
+  check.params("parameters", spec.parameters, "parameter");
+  for (const auto& [name, values] : spec.variables) {
+    check.key("variables", name, "variable");
+    if (values.empty()) {
+      throw UsageError("variable '" + name + "'" + check.where("variables", name) +
+                       " has no values: the sweep would expand to no points");
+    }
+  }
+  for (size_t i = 0; i < spec.extensions.size(); ++i) {
+    const auto& extension = spec.extensions[i];
+    const auto section = extension_section(i);
+    for (const auto& [name, test] : extension.condition) {
+      check.key(section, name, "condition on");
+      if (test.kind == Test::Kind::kPattern) {
+        matcher.regex(test.pattern, section + check.where(section, name));
+      }
+    }
+    check.params(section, extension.parameters, "parameter");
+    for (const auto& one_case : extension.cases) check.params(section, one_case, "case parameter");
+  }
+}
+
+// A resolved parameter must have the type of its default; integers stand for numbers.
+void check_type(const std::string& name, const Value& value, const Schema& schema,
+                const PlannedPoint& point, size_t index) {
+  const auto it = schema.find(name);
+  if (it == schema.end()) return;
+  const Value& model = it->second;
+  const bool same = model.index() == value.index() || (std::holds_alternative<double>(model) &&
+                                                       std::holds_alternative<int64_t>(value));
+  if (same) return;
+  const std::string wanted = std::holds_alternative<int64_t>(model)
+                                 ? std::string("an integer")
+                                 : std::string("a ") + value_type(model);
+  throw UsageError("parameter '" + name + "' of point " + std::to_string(index + 1) + " (" +
+                   point.made_by + ") is the " + value_type(value) + " " + value_text(value) +
+                   "; it must be " + wanted);
+}
+
+std::string identity_text(const Point& params, bool with_batch) {
+  std::string text;
+  for (const auto& [name, value] : params) {
+    if (name == "enabled" || (!with_batch && name == "batch_size")) continue;
+    const char tag = std::holds_alternative<std::string>(value) ? 's'
+                     : std::holds_alternative<bool>(value)      ? 'b'
+                                                                : 'n';
+    text += name + "=" + tag + ":" + value_text(value) + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UsageError(std::string(flag) + " takes name=value, got '" + text + "'");
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string point_id(const Point& params) {
+  return core::sha256_hex(identity_text(params, true)).substr(0, 16);
+}
+
+std::string batch_family_id(const Point& params) {
+  return core::sha256_hex(identity_text(params, false)).substr(0, 16);
+}
+
+std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Overrides& overrides) {
+  const Validator check(spec, schema);
+  Matcher matcher;
+  Params final_values;
+  apply_overrides(spec, overrides, check, final_values);
+  check_spec(spec, check, matcher);
+  const auto order = loop_order(spec, check);
+
+  Params base;
+  for (const auto& [name, value] : schema) base[name] = value;
+  for (const auto& [name, param] : spec.parameters) base[name] = param;
+
+  // The Cartesian product, the first variable of the order changing slowest.
+  std::vector<Draft> drafts;
+  std::vector<size_t> at(order.size(), 0);
+  while (true) {
+    Draft draft{base, "variables"};
+    for (size_t v = 0; v < order.size(); ++v) {
+      draft.params[order[v]] = spec.variables.at(order[v])[at[v]];
+    }
+    drafts.push_back(std::move(draft));
+    size_t v = order.size();
+    while (v > 0 && ++at[v - 1] == spec.variables.at(order[v - 1]).size()) at[--v] = 0;
+    if (v == 0) break;
+  }
+
+  for (size_t i = 0; i < spec.extensions.size(); ++i) {
+    const auto& extension = spec.extensions[i];
+    std::vector<Draft> next;
+    for (auto& draft : drafts) {
+      if (!matcher.matches(extension, draft.params)) {
+        next.push_back(std::move(draft));
+        continue;
+      }
+      for (const auto& [name, param] : extension.parameters) draft.params[name] = param;
+      draft.made_by = extension_section(i);
+      if (extension.cases.empty()) {
+        next.push_back(std::move(draft));
+        continue;
+      }
+      for (size_t c = 0; c < extension.cases.size(); ++c) {
+        Draft forked = draft;
+        for (const auto& [name, param] : extension.cases[c]) forked.params[name] = param;
+        forked.made_by = extension_section(i) + ".cases[" + std::to_string(c + 1) + "]";
+        next.push_back(std::move(forked));
+      }
+    }
+    drafts = std::move(next);
+  }
+
+  std::vector<PlannedPoint> points;
+  points.reserve(drafts.size());
+  for (auto& draft : drafts) {
+    for (const auto& [name, param] : final_values) draft.params[name] = param;
+    PlannedPoint point;
+    point.made_by = draft.made_by;
+    Resolver resolver(draft.params);
+    for (const auto& entry : draft.params) {
+      point.params[entry.first] = resolver.get(entry.first);
+      check_type(entry.first, point.params[entry.first], schema, point, points.size());
+    }
+    if (!std::get<bool>(point.params.at("enabled"))) {
+      point.active = false;
+      point.inactive_reason = "enabled = false (" + point.made_by + ")";
+    } else if (spec.where) {
+      const Point& resolved = point.params;
+      const Getter get = [&resolved, &resolver](const std::string& name) {
+        return resolved.count(name) ? resolved.at(name) : resolver.get(name);
+      };
+      if (!spec.where(get)) {
+        point.active = false;
+        point.inactive_reason = "where" + check.where("where", "");
+      }
+    }
+    point.id = point_id(point.params);
+    points.push_back(std::move(point));
+  }
+
+  std::map<std::string, size_t> seen;
+  size_t active = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!points[i].active) continue;
+    ++active;
+    const auto [it, fresh] = seen.emplace(points[i].id, i);
+    if (fresh) continue;
+    const auto& first = points[it->second];
+    throw UsageError("points " + std::to_string(it->second + 1) + " and " + std::to_string(i + 1) +
+                     " are the same point (" + point_text(points[i].params) +
+                     "): the first made by " + first.made_by + ", the second by " +
+                     points[i].made_by +
+                     "; give the cases or variables a parameter that tells them apart");
+  }
+  if (active == 0) {
+    throw UsageError("the sweep '" + spec.name + "' has no point to run: all " +
+                     std::to_string(points.size()) +
+                     " points are inactive (enabled = false or where)");
+  }
+  return points;
+}
+
+}  // namespace engine::bench

@@ -1,0 +1,208 @@
+// engine bench SWEEP.lua: expands a sweep script into points (--dry-run prints them), runs each
+// in a child process into one benchmark file, and prints a table at the end.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "engine/bench/child_process.hpp"
+#include "engine/bench/machine.hpp"
+#include "engine/bench/parameters.hpp"
+#include "engine/bench/runner.hpp"
+#include "engine/cli/bench_point.hpp"
+#include "engine/cli/common.hpp"
+#include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
+#include "engine/lua/sweep_reader.hpp"
+
+namespace engine::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw core::IoError("cannot find the engine's own executable (/proc/self/exe)");
+  path[n] = '\0';
+  return path;
+}
+
+// "90", "90s", "5m", "1h" as seconds.
+double duration_flag(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string unit(end ? end : "");
+  double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (end == text.c_str() || scale == 0 || !(value > 0)) {
+    throw core::UsageError("--timeout takes seconds (90, 90s, 5m, 1h), got '" + text + "'");
+  }
+  return value * scale;
+}
+
+// Takes every "--flag VALUE" and "--flag=VALUE" out of args. cxxopts would split a repeated
+// flag's values at commas, which --var a,b,c and --set input_shape=1,28,28 need whole.
+std::vector<std::string> take_repeated(std::vector<std::string>& args, const std::string& flag) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i < args.size();) {
+    if (args[i] == flag) {
+      if (i + 1 >= args.size()) throw core::UsageError(flag + " needs a value: name=value");
+      values.push_back(args[i + 1]);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    } else if (args[i].rfind(flag + "=", 0) == 0) {
+      values.push_back(args[i].substr(flag.size() + 1));
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return values;
+}
+
+// A folder for the children's result files, removed when the sweep ends.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "engine-bench-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw core::IoError("cannot make a temporary folder in /tmp");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+int bench_sweep(const std::vector<std::string>& args) {
+  const std::string script = args.front();
+  cxxopts::Options options("engine bench SWEEP.lua",
+                           "Run a benchmark sweep: every point of the script, each in a fresh "
+                           "process, into one benchmark file (docs/benchmarks.md).");
+  options.add_options()("dry-run", "print the expanded points and run nothing")(
+      "set", "name=value: a parameter everywhere; on a variable, the variable reduced to it")(
+      "var", "name=a,b,c: a variable's values (a new variable loops innermost)")(
+      "out", "root folder of the results: OUT/bench/<sweep>/<time>.h5",
+      cxxopts::value<std::string>()->default_value("runs"))(
+      "file", "the benchmark file to write or continue (default: the sweep's latest under --out)",
+      cxxopts::value<std::string>())("fresh", "start a new file instead of continuing the latest")(
+      "rerun", "points already in the file: never (run only the rest), failed, always",
+      cxxopts::value<std::string>()->default_value("never"))(
+      "isolate", "process (each point in a fresh child process) or none",
+      cxxopts::value<std::string>()->default_value("process"))(
+      "timeout", "a point running longer is killed and recorded as timeout (90, 5m)",
+      cxxopts::value<std::string>())(
+      "max_memory", "caps each point's address space (2G, 512M): its allocations fail beyond",
+      cxxopts::value<std::string>())(
+      "repeat", "runs each point R times in fresh processes and records the spread",
+      cxxopts::value<int>()->default_value("1"))(
+      "unstable_spread", "repeats whose p50s spread more than this fraction flag the point",
+      cxxopts::value<double>()->default_value("0.05"))(
+      "no-oom-skip", "run larger batches even after a smaller one ran out of memory")(
+      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "h,help", "show this help");
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const auto sets = take_repeated(rest, "--set");
+  const auto vars = take_repeated(rest, "--var");
+  auto flags = parse(options, rest);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  check_script(script);
+  bench::RunnerOptions run;
+  run.isolation = bench::parse_isolation(flags["isolate"].as<std::string>());
+  run.rerun = bench::parse_rerun(flags["rerun"].as<std::string>());
+  run.oom_skip = !flags.count("no-oom-skip");
+  run.repeat = flags["repeat"].as<int>();
+  if (run.repeat < 1) {
+    throw core::UsageError("--repeat must be 1 or more, got " + std::to_string(run.repeat));
+  }
+  run.unstable_spread = flags["unstable_spread"].as<double>();
+  if (flags.count("timeout"))
+    run.timeout_seconds = duration_flag(flags["timeout"].as<std::string>());
+  if (flags.count("max_memory")) {
+    run.max_memory_bytes =
+        bench::parse_memory_size(flags["max_memory"].as<std::string>(), "--max_memory");
+  }
+  if (run.isolation == bench::Isolation::kNone &&
+      (run.timeout_seconds > 0 || run.max_memory_bytes > 0 || run.repeat > 1)) {
+    throw core::UsageError(
+        "--timeout, --max_memory and --repeat need --isolate process: a point "
+        "run in this process cannot be killed, capped or started fresh");
+  }
+
+  bench::Overrides overrides;
+  for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
+  for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
+  auto runtime = make_runtime(script);
+  const auto spec = lua::read_sweep(*runtime, script);
+  const auto plan = bench::expand(spec, bench::point_schema(), overrides);
+  if (flags.count("dry-run")) {
+    std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),
+                bench::plan_table(plan).c_str());
+    return 0;
+  }
+
+  if (run.max_memory_bytes > 0 && run.timeout_seconds == 0) {
+    std::printf(
+        "note: --max_memory without --timeout: OpenBLAS waits forever for a buffer it "
+        "cannot map, so a point may hang instead of failing; give --timeout too\n");
+  }
+  if (flags.count("allocator")) {
+    run.child_flags = {"--allocator", flags["allocator"].as<std::string>()};
+  }
+  run.child_command = {own_executable(), "bench"};
+  run.run_in_process = run_point_in_process;
+  ScratchDir scratch;
+  run.scratch_dir = scratch.path();
+  core::install_interrupt_handlers();
+  run.interrupted = [] { return core::pending_interrupt() != 0; };
+
+  const std::string root = flags["out"].as<std::string>();
+  std::string path;
+  if (flags.count("file")) path = flags["file"].as<std::string>();
+  if (path.empty() && !flags.count("fresh")) path = io::BenchFile::latest_path(root, spec.name);
+  const bool continuing = !path.empty() && fs::exists(path);
+  if (path.empty()) path = io::BenchFile::new_path(root, spec.name);
+
+  io::BenchInfo info;
+  info.name = spec.name;
+  info.command = "engine bench " + core::join(args, " ");
+  info.script_path = script;
+  info.script_text = read_file(script);
+  info.plan_text = bench::plan_text(plan);
+  for (const auto& [name, value] : bench::machine_description()) info.machine[name] = value;
+  io::BenchFile file(path, info);
+  size_t active = 0;
+  for (const auto& p : plan) active += p.active ? 1 : 0;
+  std::printf("sweep %s: %zu points (%zu to run, %zu inactive) %s %s\n", spec.name.c_str(),
+              plan.size(), active, plan.size() - active, continuing ? "continuing" : "writing",
+              path.c_str());
+  std::fflush(stdout);
+
+  const auto outcome = bench::run_sweep(plan, file, run);
+  std::printf("\n%s", bench::results_table(outcome.rows).c_str());
+  file.finish(outcome.interrupted ? "interrupted" : "completed");
+  std::printf("%lld run, %lld kept from the file; results in %s\n",
+              static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
+              path.c_str());
+  if (outcome.interrupted) {
+    throw core::Interrupted("the sweep was interrupted; run it again to continue it",
+                            core::pending_interrupt() ? core::pending_interrupt() : 2);
+  }
+  return 0;
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,339 @@
+#include "engine/io/bench_file.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/sha256.hpp"
+#include "engine/core/version.hpp"
+#include "engine/io/run_writer.hpp"
+
+namespace engine::io {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int64_t kFormatVersion = 1;
+
+// /results as the file holds it: one compound record per point, strings variable-length.
+struct Record {
+  int64_t point;
+  const char* point_id;
+  const char* model;
+  const char* phase;
+  const char* device;
+  const char* dtype;
+  int64_t batch_size, world_size, threads;
+  const char* status;
+  const char* reason;
+  int64_t num_batches;
+  double mean_ms, std_ms, p50_ms, p90_ms, p99_ms, throughput, throughput_p50;
+  int64_t peak_resident_bytes, repeats;
+  double p50_spread;
+  int8_t unstable;
+  const char* error_kind;
+  const char* label;
+};
+
+h5::Handle record_type() {
+  h5::Handle text(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
+  H5Tset_size(text.get(), H5T_VARIABLE);
+  H5Tset_cset(text.get(), H5T_CSET_UTF8);
+  const auto flag = h5::bool_type();
+  h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(Record)), H5Tclose, "make the results type");
+  const hid_t t = type.get(), s = text.get(), i = H5T_NATIVE_INT64, d = H5T_NATIVE_DOUBLE;
+#define ENGINE_FIELD(name, kind) H5Tinsert(t, #name, offsetof(Record, name), kind)
+  ENGINE_FIELD(point, i);
+  ENGINE_FIELD(point_id, s);
+  ENGINE_FIELD(model, s);
+  ENGINE_FIELD(phase, s);
+  ENGINE_FIELD(device, s);
+  ENGINE_FIELD(dtype, s);
+  ENGINE_FIELD(batch_size, i);
+  ENGINE_FIELD(world_size, i);
+  ENGINE_FIELD(threads, i);
+  ENGINE_FIELD(status, s);
+  ENGINE_FIELD(reason, s);
+  ENGINE_FIELD(num_batches, i);
+  ENGINE_FIELD(mean_ms, d);
+  ENGINE_FIELD(std_ms, d);
+  ENGINE_FIELD(p50_ms, d);
+  ENGINE_FIELD(p90_ms, d);
+  ENGINE_FIELD(p99_ms, d);
+  ENGINE_FIELD(throughput, d);
+  ENGINE_FIELD(throughput_p50, d);
+  ENGINE_FIELD(peak_resident_bytes, i);
+  ENGINE_FIELD(repeats, i);
+  ENGINE_FIELD(p50_spread, d);
+  ENGINE_FIELD(unstable, flag.get());
+  ENGINE_FIELD(error_kind, s);
+  ENGINE_FIELD(label, s);
+#undef ENGINE_FIELD
+  return type;
+}
+
+Record record_of(const BenchRow& r) {
+  return Record{r.point,
+                r.point_id.c_str(),
+                r.model.c_str(),
+                r.phase.c_str(),
+                r.device.c_str(),
+                r.dtype.c_str(),
+                r.batch_size,
+                r.world_size,
+                r.threads,
+                r.status.c_str(),
+                r.reason.c_str(),
+                r.num_batches,
+                r.mean_ms,
+                r.std_ms,
+                r.p50_ms,
+                r.p90_ms,
+                r.p99_ms,
+                r.throughput,
+                r.throughput_p50,
+                r.peak_resident_bytes,
+                r.repeats,
+                r.p50_spread,
+                static_cast<int8_t>(r.unstable ? 1 : 0),
+                r.error_kind.c_str(),
+                r.label.c_str()};
+}
+
+// The row's fields as attributes of /points/<i>, so that the point reads back without the table.
+std::map<std::string, h5::Attribute> row_attributes(const BenchRow& r) {
+  return {{"point", r.point},
+          {"point_id", r.point_id},
+          {"batch_family", r.batch_family},
+          {"model", r.model},
+          {"phase", r.phase},
+          {"device", r.device},
+          {"dtype", r.dtype},
+          {"batch_size", r.batch_size},
+          {"world_size", r.world_size},
+          {"threads", r.threads},
+          {"num_batches", r.num_batches},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"error_kind", r.error_kind},
+          {"mean_ms", r.mean_ms},
+          {"std_ms", r.std_ms},
+          {"p50_ms", r.p50_ms},
+          {"p90_ms", r.p90_ms},
+          {"p99_ms", r.p99_ms},
+          {"throughput", r.throughput},
+          {"throughput_p50", r.throughput_p50},
+          {"peak_resident_bytes", r.peak_resident_bytes},
+          {"repeats", r.repeats},
+          {"p50_spread", r.p50_spread},
+          {"unstable", r.unstable},
+          {"label", r.label}};
+}
+
+template <typename T>
+T pick(const std::map<std::string, h5::Attribute>& from, const std::string& name, T otherwise) {
+  const auto it = from.find(name);
+  if (it == from.end()) return otherwise;
+  if (const auto* v = std::get_if<T>(&it->second)) return *v;
+  return otherwise;
+}
+
+BenchRow row_from(const std::map<std::string, h5::Attribute>& a) {
+  BenchRow r;
+  r.point = pick<int64_t>(a, "point", 0);
+  r.point_id = pick<std::string>(a, "point_id", "");
+  r.batch_family = pick<std::string>(a, "batch_family", "");
+  r.model = pick<std::string>(a, "model", "");
+  r.phase = pick<std::string>(a, "phase", "");
+  r.device = pick<std::string>(a, "device", "");
+  r.dtype = pick<std::string>(a, "dtype", "");
+  r.batch_size = pick<int64_t>(a, "batch_size", 0);
+  r.world_size = pick<int64_t>(a, "world_size", 1);
+  r.threads = pick<int64_t>(a, "threads", 0);
+  r.num_batches = pick<int64_t>(a, "num_batches", 0);
+  r.status = pick<std::string>(a, "status", "");
+  r.reason = pick<std::string>(a, "reason", "");
+  r.error_kind = pick<std::string>(a, "error_kind", "");
+  r.mean_ms = pick<double>(a, "mean_ms", BenchRow::kNone);
+  r.std_ms = pick<double>(a, "std_ms", BenchRow::kNone);
+  r.p50_ms = pick<double>(a, "p50_ms", BenchRow::kNone);
+  r.p90_ms = pick<double>(a, "p90_ms", BenchRow::kNone);
+  r.p99_ms = pick<double>(a, "p99_ms", BenchRow::kNone);
+  r.throughput = pick<double>(a, "throughput", BenchRow::kNone);
+  r.throughput_p50 = pick<double>(a, "throughput_p50", BenchRow::kNone);
+  r.peak_resident_bytes = pick<int64_t>(a, "peak_resident_bytes", 0);
+  r.repeats = pick<int64_t>(a, "repeats", 0);
+  r.p50_spread = pick<double>(a, "p50_spread", BenchRow::kNone);
+  r.unstable = pick<bool>(a, "unstable", false);
+  r.label = pick<std::string>(a, "label", "");
+  return r;
+}
+
+void write_attributes(hid_t object, const std::map<std::string, h5::Attribute>& attributes) {
+  for (const auto& [name, value] : attributes) h5::write_attribute(object, name, value);
+}
+
+BenchPoint read_point_at(hid_t points, int64_t index, bool with_batches) {
+  const auto name = std::to_string(index);
+  if (!h5::exists(points, name)) {
+    throw core::DataError("the benchmark file has no point " + name);
+  }
+  auto group = h5::open_group(points, name);
+  BenchPoint p;
+  p.row = row_from(h5::read_attributes(group.get()));
+  if (h5::exists(group.get(), "parameters")) {
+    auto params = h5::open_group(group.get(), "parameters");
+    p.parameters = h5::read_attributes(params.get());
+  }
+  if (h5::exists(group.get(), "details")) {
+    auto details = h5::open_group(group.get(), "details");
+    p.details = h5::read_attributes(details.get());
+  }
+  if (with_batches && h5::exists(group.get(), "batch_ms")) {
+    p.batch_ms = h5::read_doubles(group.get(), "batch_ms");
+    if (h5::exists(group.get(), "batch_repeat")) {
+      p.batch_repeat = h5::read_ints(group.get(), "batch_repeat");
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string BenchFile::new_path(const std::string& root, const std::string& name) {
+  return RunWriter::new_run_path((fs::path(root) / "bench").string(), name);
+}
+
+std::string BenchFile::latest_path(const std::string& root, const std::string& name) {
+  const fs::path dir = fs::path(root) / "bench" / name;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  // the file written last is the sweep's latest
+  std::string latest;
+  fs::file_time_type latest_time{};
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".h5") continue;
+    const auto time = fs::last_write_time(entry.path(), ec);
+    if (ec) continue;
+    if (latest.empty() || time > latest_time || (time == latest_time && entry.path() > latest)) {
+      latest = entry.path().string();
+      latest_time = time;
+    }
+  }
+  return latest;
+}
+
+BenchPoint BenchFile::read_point(const std::string& path, int64_t index) {
+  auto file = h5::open_file(path, false);
+  auto points = h5::open_group(file.get(), "points");
+  return read_point_at(points.get(), index, true);
+}
+
+BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(path) {
+  std::error_code ec;
+  const bool existing = fs::exists(path, ec);
+  if (!existing) {
+    const auto folder = fs::path(path).parent_path();
+    if (!folder.empty()) fs::create_directories(folder, ec);
+  }
+  file_ = existing ? h5::open_file(path, true) : h5::create_file(path);
+  const hid_t root = file_.get();
+  if (!existing) {
+    h5::write_attribute(root, "format_version", kFormatVersion);
+    h5::write_attribute(root, "kind", std::string("benchmark"));
+    h5::write_attribute(root, "started_at", iso_timestamp());
+    h5::write_attribute(root, "runs", int64_t{1});
+  } else {
+    if (!h5::exists(root, "points")) {
+      throw core::DataError(path + " is not a benchmark file (it has no /points group)");
+    }
+    const auto runs = h5::has_attribute(root, "runs") ? h5::read_int_attribute(root, "runs") : 1;
+    h5::write_attribute(root, "runs", runs + 1);
+    h5::write_attribute(root, "resumed_at", iso_timestamp());
+  }
+  h5::write_attribute(root, "engine_version", core::engine_version());
+  h5::write_attribute(root, "torch_version", core::torch_version());
+  h5::write_attribute(root, "name", info.name);
+  h5::write_attribute(root, "command", info.command);
+  h5::write_attribute(root, "script", info.script_path);
+  h5::write_attribute(root, "status", std::string("running"));
+  write_attributes(root, info.machine);
+  h5::remove(root, "script");
+  auto script = h5::write_string_dataset(root, "script", info.script_text);
+  h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
+  h5::remove(root, "plan");
+  h5::write_string_dataset(root, "plan", info.plan_text);
+  points_ = h5::require_group(root, "points");
+  H5Fflush(root, H5F_SCOPE_GLOBAL);
+}
+
+BenchFile::~BenchFile() {
+  if (file_) H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+}
+
+int64_t BenchFile::point_count() const {
+  H5G_info_t info{};
+  H5Gget_info(points_.get(), &info);
+  return static_cast<int64_t>(info.nlinks);
+}
+
+std::vector<BenchPoint> BenchFile::points() const {
+  std::vector<BenchPoint> out;
+  const int64_t n = point_count();
+  for (int64_t i = 0; i < n; ++i) out.push_back(read_point_at(points_.get(), i, false));
+  return out;
+}
+
+void BenchFile::write_point(const BenchPoint& point) {
+  const auto name = std::to_string(point.row.point);
+  h5::remove(points_.get(), name);
+  auto group = h5::create_group(points_.get(), name);
+  write_attributes(group.get(), row_attributes(point.row));
+  auto params = h5::create_group(group.get(), "parameters");
+  write_attributes(params.get(), point.parameters);
+  auto details = h5::create_group(group.get(), "details");
+  write_attributes(details.get(), point.details);
+  h5::write_doubles(group.get(), "batch_ms", point.batch_ms);
+  h5::write_ints(group.get(), "batch_repeat", point.batch_repeat);
+  write_row(point.row);
+  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+}
+
+void BenchFile::write_row(const BenchRow& row) {
+  const auto type = record_type();
+  const hid_t root = file_.get();
+  h5::Handle table;
+  if (h5::exists(root, "results")) {
+    table = h5::open_dataset(root, "results");
+  } else {
+    hsize_t dims[1] = {0}, max_dims[1] = {H5S_UNLIMITED}, chunk[1] = {64};
+    h5::Handle space(H5Screate_simple(1, dims, max_dims), H5Sclose, "make a dataspace");
+    h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "make dataset properties");
+    H5Pset_chunk(props.get(), 1, chunk);
+    table = h5::Handle(
+        H5Dcreate2(root, "results", type.get(), space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT),
+        H5Dclose, "create /results");
+  }
+  const auto at = static_cast<hsize_t>(row.point);
+  if (h5::series_length(table.get()) <= at) {
+    hsize_t size[1] = {at + 1};
+    if (H5Dset_extent(table.get(), size) < 0) throw core::IoError("HDF5: cannot extend /results");
+  }
+  h5::Handle file_space(H5Dget_space(table.get()), H5Sclose, "read a dataspace");
+  hsize_t start[1] = {at}, count[1] = {1};
+  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  h5::Handle memory_space(H5Screate_simple(1, count, nullptr), H5Sclose, "make a dataspace");
+  const Record record = record_of(row);
+  if (H5Dwrite(table.get(), type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+               &record) < 0) {
+    throw core::IoError("HDF5: cannot write row " + std::to_string(row.point) + " of /results");
+  }
+}
+
+void BenchFile::finish(const std::string& status) {
+  h5::write_attribute(file_.get(), "status", status);
+  h5::write_attribute(file_.get(), "finished_at", iso_timestamp());
+  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+}
+
+}  // namespace engine::io

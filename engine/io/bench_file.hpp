@@ -1,0 +1,88 @@
+// A benchmark file (HDF5_SCHEMA.md, "A benchmark file"): one per sweep, holding the results
+// table, each point's parameters, details and timed batches, the script and the expanded plan.
+// Written point by point and flushed after each, so a killed sweep loses at most the point in
+// progress, and reopened to continue a sweep. A single point run in a child process writes its
+// result as a file of this kind with one point, which the parent reads back.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/io/hdf5.hpp"
+
+namespace engine::io {
+
+// One row of /results (and the attributes of /points/<point>).
+struct BenchRow {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  int64_t point = 0;         // /points/<point>, counting from 0
+  std::string point_id;      // hash of the point's parameters
+  std::string batch_family;  // the same hash without batch_size
+  std::string model, phase, device, dtype;
+  int64_t batch_size = 0, world_size = 1, threads = 0, num_batches = 0;
+  std::string status;      // ok | failed | timeout | skipped | inactive
+  std::string reason;      // why it is not ok: the error's first line, the skip's cause
+  std::string error_kind;  // oom | error | crash | timeout, or empty
+  double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
+  double throughput = kNone, throughput_p50 = kNone;  // samples/s from the mean, from p50
+  int64_t peak_resident_bytes = 0;
+  int64_t repeats = 0;        // processes the point ran in
+  double p50_spread = kNone;  // (max - min) / median of the repeats' p50s
+  bool unstable = false;      // p50_spread over the sweep's limit
+  std::string label;
+};
+
+struct BenchPoint {
+  BenchRow row;
+  std::map<std::string, h5::Attribute> parameters;  // /points/<i>/parameters
+  std::map<std::string, h5::Attribute> details;     // /points/<i>/details: machine state, loss,
+                                                    // n/a settings, output tail, error text
+  std::vector<double> batch_ms;                     // every timed batch of every repeat
+  std::vector<int64_t> batch_repeat;                // the repeat (from 0) each batch belongs to
+};
+
+struct BenchInfo {
+  std::string name;  // the sweep's name
+  std::string command;
+  std::string script_path, script_text;          // empty for a point from flags
+  std::string plan_text;                         // the expanded plan, one point per line
+  std::map<std::string, h5::Attribute> machine;  // cpu_model, cores, blas, ... (root attributes)
+};
+
+class BenchFile {
+ public:
+  // runs/bench/<name>/<YYYYmmdd-HHMMSS>[-<n>].h5 under root; creates the folders.
+  static std::string new_path(const std::string& root, const std::string& name);
+  // The newest file of a sweep under root (by name), or "" when there is none.
+  static std::string latest_path(const std::string& root, const std::string& name);
+  // Reads one point of a file (the result a child process wrote).
+  static BenchPoint read_point(const std::string& path, int64_t index);
+
+  // Creates the file, or opens an existing one to continue it (its points stay; the script,
+  // plan and machine are replaced by these, and the reopening is recorded).
+  BenchFile(const std::string& path, const BenchInfo& info);
+  ~BenchFile();
+  BenchFile(const BenchFile&) = delete;
+  BenchFile& operator=(const BenchFile&) = delete;
+
+  // The stored points: rows, parameters and details (not the batch arrays), by index.
+  std::vector<BenchPoint> points() const;
+  int64_t point_count() const;
+  // Writes /points/<row.point> (replacing it) and its /results row, then flushes.
+  void write_point(const BenchPoint& point);
+  // completed | failed | interrupted; sets finished_at and flushes.
+  void finish(const std::string& status);
+  const std::string& path() const { return path_; }
+
+ private:
+  void write_row(const BenchRow& row);
+
+  std::string path_;
+  h5::Handle file_;
+  h5::Handle points_;
+};
+
+}  // namespace engine::io
