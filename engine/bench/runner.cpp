@@ -306,6 +306,12 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
   }
 
   const auto names = varying(plan);
+  std::vector<std::string> others;
+  for (const auto& name : names) {
+    static const std::set<std::string> columns = {"model", "phase", "batch_size", "dtype",
+                                                  "threads"};
+    if (!columns.count(name)) others.push_back(name);
+  }
   const int64_t total = static_cast<int64_t>(plan.size());
   int64_t to_run = 0;
   for (const auto& p : plan) {
@@ -317,6 +323,7 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
 
   for (int64_t i = 0; i < total; ++i) {
     const auto& p = plan[static_cast<size_t>(i)];
+    outcome.settings.push_back(describe(p, others));
     const auto found = stored.find(p.id);
     const int64_t index = found != stored.end() ? found->second.row.point : next_index++;
     BenchRow planned = planned_row(p, index);
@@ -400,14 +407,20 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
   return outcome;
 }
 
-std::string results_table(const std::vector<io::BenchRow>& rows) {
+std::string results_table(const std::vector<io::BenchRow>& rows,
+                          const std::vector<std::string>& settings) {
+  size_t width = 0;
+  for (const auto& text : settings) width = std::max(width, text.size());
+  if (width > 0) width = std::max<size_t>(width, 8);
+  const int w = static_cast<int>(width);
   std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-16s %-14s %6s %-8s %7s %10s %10s %12s %-8s %s\n", "model",
-                "phase", "batch", "dtype", "threads", "mean ms", "p90 ms", "samples/s", "status",
-                "reason");
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-16s %-14s %6s %-8s %7s %s%-*s%10s %10s %12s %-8s %s\n",
+                "model", "phase", "batch", "dtype", "threads", width ? " " : "", w,
+                width ? "settings" : "", "mean ms", "p90 ms", "samples/s", "status", "reason");
   out += line;
-  for (const auto& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
     const bool ok = r.status == "ok";
     auto number = [ok](double v, const char* format) {
       char text[32];
@@ -417,11 +430,13 @@ std::string results_table(const std::vector<io::BenchRow>& rows) {
     };
     std::string status = r.status;
     if (r.unstable) status += "*";
-    std::snprintf(line, sizeof line, "%-16s %-14s %6lld %-8s %7lld %10s %10s %12s %-8s %s\n",
+    const std::string setting = i < settings.size() ? settings[i] : "";
+    std::snprintf(line, sizeof line, "%-16s %-14s %6lld %-8s %7lld %s%-*s%10s %10s %12s %-8s %s\n",
                   r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size),
-                  r.dtype.c_str(), static_cast<long long>(r.threads),
-                  number(r.mean_ms, "%.3f").c_str(), number(r.p90_ms, "%.3f").c_str(),
-                  number(r.throughput, "%.1f").c_str(), status.c_str(), r.reason.c_str());
+                  r.dtype.c_str(), static_cast<long long>(r.threads), width ? " " : "", w,
+                  setting.c_str(), number(r.mean_ms, "%.3f").c_str(),
+                  number(r.p90_ms, "%.3f").c_str(), number(r.throughput, "%.1f").c_str(),
+                  status.c_str(), r.reason.c_str());
     out += line;
   }
   if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.unstable; })) {

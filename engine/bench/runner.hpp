@@ -48,6 +48,8 @@ struct RunnerOptions {
 
 struct SweepOutcome {
   std::vector<io::BenchRow> rows;  // one per planned point, in plan order (run or kept)
+  // per row: the parameters that vary across the plan and have no column of their own
+  std::vector<std::string> settings;
   int64_t ran = 0, kept = 0;
   bool interrupted = false;
 };
@@ -55,9 +57,10 @@ struct SweepOutcome {
 SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
                        const RunnerOptions& options);
 
-// The table printed at the end: model, phase, batch, dtype, threads, mean ms, p90 ms,
-// samples/s, status, reason.
-std::string results_table(const std::vector<io::BenchRow>& rows);
+// The table printed at the end: model, phase, batch, dtype, threads, the other settings that
+// vary (when there are any), mean ms, p90 ms, samples/s, status, reason.
+std::string results_table(const std::vector<io::BenchRow>& rows,
+                          const std::vector<std::string>& settings = {});
 // The plan as --dry-run prints it: each point's number, the parameters that vary across the
 // plan, whether it runs, and what made it.
 std::string plan_table(const std::vector<PlannedPoint>& plan);

@@ -56,6 +56,7 @@ class Validator {
 struct Draft {
   Params params;
   std::string made_by;
+  std::string enabled_by;  // what set `enabled` last
 };
 
 // Resolves the parameters of one draft, computing each computed one at most once and catching
@@ -288,7 +289,7 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
   std::vector<Draft> drafts;
   std::vector<size_t> at(order.size(), 0);
   while (true) {
-    Draft draft{base, "variables"};
+    Draft draft{base, "variables", "parameters"};
     for (size_t v = 0; v < order.size(); ++v) {
       draft.params[order[v]] = spec.variables.at(order[v])[at[v]];
     }
@@ -308,6 +309,7 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
       }
       for (const auto& [name, param] : extension.parameters) draft.params[name] = param;
       draft.made_by = extension_section(i);
+      if (extension.parameters.count("enabled")) draft.enabled_by = draft.made_by;
       if (extension.cases.empty()) {
         next.push_back(std::move(draft));
         continue;
@@ -316,6 +318,7 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
         Draft forked = draft;
         for (const auto& [name, param] : extension.cases[c]) forked.params[name] = param;
         forked.made_by = extension_section(i) + ".cases[" + std::to_string(c + 1) + "]";
+        if (extension.cases[c].count("enabled")) forked.enabled_by = forked.made_by;
         next.push_back(std::move(forked));
       }
     }
@@ -326,6 +329,7 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
   points.reserve(drafts.size());
   for (auto& draft : drafts) {
     for (const auto& [name, param] : final_values) draft.params[name] = param;
+    if (final_values.count("enabled")) draft.enabled_by = "--set";
     PlannedPoint point;
     point.made_by = draft.made_by;
     Resolver resolver(draft.params);
@@ -335,7 +339,7 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
     }
     if (!std::get<bool>(point.params.at("enabled"))) {
       point.active = false;
-      point.inactive_reason = "enabled = false (" + point.made_by + ")";
+      point.inactive_reason = "enabled = false (" + draft.enabled_by + ")";
     } else if (spec.where) {
       const Point& resolved = point.params;
       const Getter get = [&resolved, &resolver](const std::string& name) {

@@ -193,7 +193,7 @@ int bench_sweep(const std::vector<std::string>& args) {
   std::fflush(stdout);
 
   const auto outcome = bench::run_sweep(plan, file, run);
-  std::printf("\n%s", bench::results_table(outcome.rows).c_str());
+  std::printf("\n%s", bench::results_table(outcome.rows, outcome.settings).c_str());
   file.finish(outcome.interrupted ? "interrupted" : "completed");
   std::printf("%lld run, %lld kept from the file; results in %s\n",
               static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
