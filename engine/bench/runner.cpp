@@ -203,15 +203,7 @@ BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, con
   merged.batch_ms = all_ms;
   merged.batch_repeat = repeat_of;
   auto& row = merged.row;
-  const auto s = summarize(all_ms, row.batch_size);
-  row.mean_ms = s.mean_ms;
-  row.std_ms = s.std_ms;
-  row.p50_ms = s.p50_ms;
-  row.p90_ms = s.p90_ms;
-  row.p99_ms = s.p99_ms;
-  row.throughput = s.throughput;
-  row.throughput_p50 = s.throughput_p50;
-  row.num_batches = s.batches;
+  record_summary(row, summarize(all_ms, row.batch_size));
   row.repeats = repeats;
   if (repeats > 1) {
     std::vector<double> sorted = p50s;
@@ -245,6 +237,17 @@ std::string result_line(const BenchRow& row) {
 }
 
 }  // namespace
+
+void record_summary(io::BenchRow& row, const Summary& s) {
+  row.num_batches = s.batches;
+  row.mean_ms = s.mean_ms;
+  row.std_ms = s.std_ms;
+  row.p50_ms = s.p50_ms;
+  row.p90_ms = s.p90_ms;
+  row.p99_ms = s.p99_ms;
+  row.throughput = s.throughput;
+  row.throughput_p50 = s.throughput_p50;
+}
 
 Rerun parse_rerun(const std::string& name) {
   if (name == "never") return Rerun::kNever;

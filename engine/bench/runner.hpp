@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/bench/sweep.hpp"
+#include "engine/bench/timing.hpp"
 #include "engine/io/bench_file.hpp"
 
 namespace engine::bench {
@@ -19,6 +20,9 @@ enum class Rerun { kNever, kFailed, kAlways };
 Rerun parse_rerun(const std::string& name);  // never | failed | always
 enum class Isolation { kProcess, kNone };
 Isolation parse_isolation(const std::string& name);  // process | none
+
+// The row's timing columns from a summary of its batches.
+void record_summary(io::BenchRow& row, const Summary& summary);
 
 // "oom" when an error message says that memory ran out (libtorch's allocators, std::bad_alloc,
 // LuaJIT, CUDA), "error" for any other.

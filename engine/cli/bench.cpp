@@ -232,14 +232,7 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   row.threads = threads;
   row.status = "ok";
   const auto& s = result.summary;
-  row.num_batches = s.batches;
-  row.mean_ms = s.mean_ms;
-  row.std_ms = s.std_ms;
-  row.p50_ms = s.p50_ms;
-  row.p90_ms = s.p90_ms;
-  row.p99_ms = s.p99_ms;
-  row.throughput = s.throughput;
-  row.throughput_p50 = s.throughput_p50;
+  bench::record_summary(row, s);
   row.peak_resident_bytes = result.peak_resident_bytes;
   row.repeats = 1;
   run.point.batch_ms = result.batch_ms;
@@ -299,6 +292,16 @@ std::string failure_kind_of(const std::exception& e) {
 
 // with_machine: the machine's description (which runs BLAS once: not after running out of
 // memory, where OpenBLAS would wait for its buffer forever).
+// A point that failed with e: its status, the kind of failure, the first line and the whole.
+io::BenchPoint failed_point(const std::exception& e) {
+  io::BenchPoint failed;
+  failed.row.status = "failed";
+  failed.row.error_kind = failure_kind_of(e);
+  failed.row.reason = bench::first_line(core::describe_exception(e));
+  failed.details["error"] = core::describe_exception(e);
+  return failed;
+}
+
 void write_single(const std::string& path, const io::BenchPoint& point, const std::string& command,
                   bool with_machine) {
   io::BenchInfo info;
@@ -334,14 +337,10 @@ int bench_point(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     if (!result_path.empty()) {
       // the sweep reads why the point failed from here; the error still goes to stderr
-      io::BenchPoint failed;
+      io::BenchPoint failed = failed_point(e);
       failed.row.model = flags.count("model") ? flags["model"].as<std::string>() : "";
       failed.row.phase = flags["phase"].as<std::string>();
-      failed.row.status = "failed";
-      failed.row.error_kind = failure_kind_of(e);
-      failed.row.reason = bench::first_line(core::describe_exception(e));
       failed.row.threads = threads;
-      failed.details["error"] = core::describe_exception(e);
       write_single(result_path, failed, command, false);
     }
     throw;
@@ -377,10 +376,7 @@ io::BenchPoint run_point_in_process(const bench::Point& point) {
     const int threads = core::configure_threads(flags["threads"].as<int>());
     return measure(flags, threads).point;
   } catch (const std::exception& e) {
-    failed.row.status = "failed";
-    failed.row.error_kind = failure_kind_of(e);
-    failed.row.reason = bench::first_line(core::describe_exception(e));
-    failed.details["error"] = core::describe_exception(e);
+    failed = failed_point(e);
   }
   failed.row.model = bench::param_text(point, "model");
   failed.row.phase = bench::param_text(point, "phase");

@@ -36,9 +36,7 @@ struct Record {
 };
 
 h5::Handle record_type() {
-  h5::Handle text(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
-  H5Tset_size(text.get(), H5T_VARIABLE);
-  H5Tset_cset(text.get(), H5T_CSET_UTF8);
+  const auto text = h5::string_type();
   const auto flag = h5::bool_type();
   h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(Record)), H5Tclose, "make the results type");
   const hid_t t = type.get(), s = text.get(), i = H5T_NATIVE_INT64, d = H5T_NATIVE_DOUBLE;
@@ -302,18 +300,8 @@ void BenchFile::write_point(const BenchPoint& point) {
 void BenchFile::write_row(const BenchRow& row) {
   const auto type = record_type();
   const hid_t root = file_.get();
-  h5::Handle table;
-  if (h5::exists(root, "results")) {
-    table = h5::open_dataset(root, "results");
-  } else {
-    hsize_t dims[1] = {0}, max_dims[1] = {H5S_UNLIMITED}, chunk[1] = {64};
-    h5::Handle space(H5Screate_simple(1, dims, max_dims), H5Sclose, "make a dataspace");
-    h5::Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "make dataset properties");
-    H5Pset_chunk(props.get(), 1, chunk);
-    table = h5::Handle(
-        H5Dcreate2(root, "results", type.get(), space.get(), H5P_DEFAULT, props.get(), H5P_DEFAULT),
-        H5Dclose, "create /results");
-  }
+  h5::Handle table = h5::exists(root, "results") ? h5::open_dataset(root, "results")
+                                                 : h5::create_series(root, "results", type.get());
   const auto at = static_cast<hsize_t>(row.point);
   if (h5::series_length(table.get()) <= at) {
     hsize_t size[1] = {at + 1};

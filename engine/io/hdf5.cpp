@@ -16,13 +16,6 @@ void check_status(herr_t status, const std::string& what) {
   if (status < 0) throw IoError("HDF5: cannot " + what);
 }
 
-Handle string_type() {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
-  check_status(H5Tset_size(type.get(), H5T_VARIABLE), "make a string type");
-  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "make a string type");
-  return type;
-}
-
 Handle scalar_space() {
   return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace");
 }
@@ -36,6 +29,13 @@ Handle fresh_attribute(hid_t object, const std::string& name, hid_t type) {
 }
 
 }  // namespace
+
+Handle string_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
+  check_status(H5Tset_size(type.get(), H5T_VARIABLE), "make a string type");
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "make a string type");
+  return type;
+}
 
 Handle::Handle(hid_t id, Closer closer, const std::string& what)
     : id_(check(id, what)), closer_(closer) {}

@@ -47,6 +47,9 @@ Handle open_group(hid_t parent, const std::string& name);
 Handle require_group(hid_t parent, const std::string& name);
 bool exists(hid_t parent, const std::string& name);
 
+// Variable-length UTF-8 strings, as h5py writes str.
+Handle string_type();
+
 // The enum h5py uses for numpy bools (int8 with FALSE = 0, TRUE = 1).
 Handle bool_type();
 

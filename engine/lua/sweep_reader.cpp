@@ -124,6 +124,19 @@ class Reader {
     return lua_value(runtime_.state(), index, path_, where);
   }
 
+  // Calls item(i) with list[i] pushed, for i from 1 to #list (the list at index).
+  template <class F>
+  void each_item(int index, F&& item) const {
+    lua_State* L = runtime_.state();
+    index = absolute_index(L, index);
+    const int n = static_cast<int>(lua_objlen(L, index));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, index, i);
+      item(i);
+      lua_pop(L, 1);
+    }
+  }
+
   // A parameter: a value, or a function of the point.
   bench::Param param_at(int index, const std::string& where) const {
     lua_State* L = runtime_.state();
@@ -205,11 +218,9 @@ class Reader {
                                 " must list the values it accepts ({'a', 'b'}), or be "
                                 "{pattern = '...'} or a function");
       }
-      for (int i = 1; i <= n; ++i) {
-        lua_rawgeti(L, index, i);
+      each_item(index, [&](int i) {
         test.values.push_back(value_at(-1, where + "[" + std::to_string(i) + "]"));
-        lua_pop(L, 1);
-      }
+      });
       return test;
     }
     test.values.push_back(value_at(index, where));
@@ -245,13 +256,9 @@ class Reader {
     raw_get(L, index, "cases");
     if (!lua_isnil(L, -1)) {
       check_table(-1, where + ".cases");
-      const int cases = lua_gettop(L);
-      const int n = static_cast<int>(lua_objlen(L, cases));
-      for (int i = 1; i <= n; ++i) {
-        lua_rawgeti(L, cases, i);
+      each_item(-1, [&](int i) {
         extension.cases.push_back(params_at(-1, where + ".cases[" + std::to_string(i) + "]"));
-        lua_pop(L, 1);
-      }
+      });
     }
     lua_pop(L, 1);
     return extension;
@@ -385,12 +392,9 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
       const std::string where = "variables." + key;
       reader.check_table(-1, where + " (a list of values)");
       auto& values = spec.variables[key];
-      const int n = static_cast<int>(lua_objlen(L, -1));
-      for (int i = 1; i <= n; ++i) {
-        lua_rawgeti(L, -1, i);
+      reader.each_item(-1, [&](int i) {
         values.push_back(reader.value_at(-1, where + "[" + std::to_string(i) + "]"));
-        lua_pop(L, 1);
-      }
+      });
       lua_pop(L, 1);
     }
   }
@@ -399,28 +403,22 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
   raw_get(L, sweep, "order");
   if (!lua_isnil(L, -1)) {
     reader.check_table(-1, "order");
-    const int n = static_cast<int>(lua_objlen(L, -1));
-    for (int i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
+    reader.each_item(-1, [&](int i) {
       if (lua_type(L, -1) != LUA_TSTRING) {
         throw core::ScriptError(path + ": order[" + std::to_string(i) +
                                 "] must be a variable's name, got " + type_name(L, -1));
       }
       spec.order.push_back(lua_tostring(L, -1));
-      lua_pop(L, 1);
-    }
+    });
   }
   lua_pop(L, 1);
 
   raw_get(L, sweep, "extensions");
   if (!lua_isnil(L, -1)) {
     reader.check_table(-1, "extensions");
-    const int n = static_cast<int>(lua_objlen(L, -1));
-    for (int i = 1; i <= n; ++i) {
-      lua_rawgeti(L, -1, i);
+    reader.each_item(-1, [&](int i) {
       spec.extensions.push_back(reader.extension_at(-1, "extensions[" + std::to_string(i) + "]"));
-      lua_pop(L, 1);
-    }
+    });
   }
   lua_pop(L, 1);
 
