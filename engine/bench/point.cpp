@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/data/pipeline.hpp"
@@ -48,6 +49,18 @@ std::vector<int64_t> batch_shape(const PointOptions& o) {
   return shape;
 }
 
+const char* step_part_name(train::Trainer::StepPart part) {
+  switch (part) {
+    case train::Trainer::StepPart::kForward:
+      return "forward";
+    case train::Trainer::StepPart::kBackward:
+      return "backward";
+    case train::Trainer::StepPart::kOptimizer:
+      return "optimizer";
+  }
+  return "forward";
+}
+
 }  // namespace
 
 Phase parse_phase(const std::string& name) {
@@ -74,6 +87,13 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   check_options(o);
   torch::manual_seed(o.seed);
   PointResult result;
+  // The parts of a batch are timed within the timed batches on CPU, where a clock reading
+  // costs tens of nanoseconds and there is nothing to wait for. On CUDA each reading needs the
+  // device synchronised, which would stall its queue between the parts and change the step's
+  // time: there they are timed in as many batches again, after the timed ones.
+  PartTimer parts(o.device, clock);
+  const bool parts_inline = !o.device.is_cuda();
+  bool split = false;  // whether this phase's batches have parts
   // The profiler records the timed batches only (warm-up batches are run before it starts).
   std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
   auto time = [&](const std::function<void()>& batch) {
@@ -81,8 +101,21 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     if (!o.profile_path.empty()) {
       profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile_path);
     }
+    parts.enable(split && parts_inline);
     result.batch_ms = time_batches(batch, 0, o.batches, o.device, clock);
     profile.reset();  // writes the trace
+    if (split && !parts_inline) {
+      parts.enable(true);
+      for (int64_t i = 0; i < o.batches; ++i) batch();
+    }
+    parts.enable(false);
+    result.part_ms = parts.ms();
+  };
+  auto finish = [&] {
+    result.summary = summarize(result.batch_ms, o.batch_size);
+    result.peak_resident_bytes = core::peak_resident_bytes();
+    result.peak_device_bytes = core::peak_device_bytes(o.device);
+    return result;
   };
   std::unique_ptr<Feed> feed;
   if (o.phase == Phase::kDataIngestion || o.data.real) {
@@ -91,13 +124,19 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   }
   if (o.phase == Phase::kDataIngestion) {
     time([&] { feed->next(); });
-    result.summary = summarize(result.batch_ms, o.batch_size);
-    result.peak_resident_bytes = core::peak_resident_bytes();
-    return result;
+    return finish();
   }
+  // The next batch: the feed's (its reading timed as the data part) or one made once.
+  data::Batch batch;
+  auto next_batch = [&]() -> const data::Batch& {
+    parts.start();
+    if (!feed) return batch;
+    batch = feed->next();
+    parts.end("data");
+    return batch;
+  };
 
   model.module->to(o.device);
-  data::Batch batch;
   batch.input = torch::randn(batch_shape(o)).to(o.device);
   batch.target = torch::randint(0, o.classes, {o.batch_size}, torch::kInt64).to(o.device);
 
@@ -105,47 +144,44 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     model.module->eval();
     c10::InferenceMode inference;
     train::AutocastScope autocast(o.precision, o.device);
-    if (feed) {
-      time([&] { model.forward(feed->next().input.to(o.device)); });
-    } else {
-      time([&] { model.forward(batch.input); });
-    }
-  } else {
-    model.module->train();
-    train::TrainSpec spec;
-    spec.name = "bench";
-    spec.seed = o.seed;
-    spec.device = o.device;
-    spec.model = model;
-    bool log_probabilities = false;
-    {
-      torch::NoGradGuard no_grad;
-      train::AutocastScope autocast(o.precision, o.device);
-      log_probabilities = outputs_log_probabilities(model.forward(batch.input));
-    }
-    spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
-                                                             : nn::Loss::Kind::kCrossEntropy);
-    result.loss = spec.loss->name();
-    spec.optimizer = std::make_shared<train::FusedSGD>(
-        model.module->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
-    spec.optimizer_name = "SGD";
-    // The trainer wants a training pipeline; the timed batches are the one made above, or the
-    // feed's.
-    spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
-                                         o.input_shape, o.classes, o.batch_size, o.seed))
-                          .batch(o.batch_size);
-    spec.options.precision = o.precision;
-    spec.options.checkpoint.folder.clear();
-    train::Trainer trainer(spec, {});
-    if (feed) {
-      time([&] { trainer.step_batch(feed->next()); });
-    } else {
-      time([&] { trainer.step_batch(batch); });
-    }
+    split = feed != nullptr;  // without a loader the forward pass is the whole batch
+    time([&] {
+      model.forward(next_batch().input.to(o.device));
+      parts.end("forward");
+    });
+    return finish();
   }
-  result.summary = summarize(result.batch_ms, o.batch_size);
-  result.peak_resident_bytes = core::peak_resident_bytes();
-  return result;
+
+  model.module->train();
+  train::TrainSpec spec;
+  spec.name = "bench";
+  spec.seed = o.seed;
+  spec.device = o.device;
+  spec.model = model;
+  bool log_probabilities = false;
+  {
+    torch::NoGradGuard no_grad;
+    train::AutocastScope autocast(o.precision, o.device);
+    log_probabilities = outputs_log_probabilities(model.forward(batch.input));
+  }
+  spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
+                                                           : nn::Loss::Kind::kCrossEntropy);
+  result.loss = spec.loss->name();
+  spec.optimizer = std::make_shared<train::FusedSGD>(model.module->parameters(),
+                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
+  spec.optimizer_name = "SGD";
+  // The trainer wants a training pipeline; the timed batches are the one made above, or the
+  // feed's.
+  spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(o.input_shape, o.classes,
+                                                                           o.batch_size, o.seed))
+                        .batch(o.batch_size);
+  spec.options.precision = o.precision;
+  spec.options.checkpoint.folder.clear();
+  train::Trainer trainer(spec, {});
+  trainer.on_step_part_end([&](train::Trainer::StepPart part) { parts.end(step_part_name(part)); });
+  split = true;
+  time([&] { trainer.step_batch(next_batch()); });
+  return finish();
 }
 
 }  // namespace engine::bench

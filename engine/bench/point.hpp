@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,15 @@ struct PointOptions {
 
 struct PointResult {
   std::vector<double> batch_ms;  // every timed batch
+  // Each part of each batch, where the phase has parts: training's forward (with the loss),
+  // backward and optimizer, and data when the batches come from a loader; inference's data and
+  // forward with a loader. Timed within the timed batches on CPU, in as many batches again
+  // after them on CUDA.
+  std::map<std::string, std::vector<double>> part_ms;
   Summary summary;
   std::string loss;  // the loss the training phase used (NLLLoss or CrossEntropyLoss)
   int64_t peak_resident_bytes = 0;
+  int64_t peak_device_bytes = 0;  // CUDA memory allocated at the peak; 0 on CPU
 };
 
 // Checks the options (positive sizes and counts; a UsageError names the flag) and times the

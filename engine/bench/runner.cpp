@@ -197,13 +197,22 @@ BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, con
     p50s.push_back(one.row.p50_ms);
     all_ms.insert(all_ms.end(), one.batch_ms.begin(), one.batch_ms.end());
     repeat_of.insert(repeat_of.end(), one.batch_ms.size(), r);
+    if (r > 0) {
+      for (const auto& [part, ms] : one.part_ms) {
+        auto& into = merged.part_ms[part];
+        into.insert(into.end(), ms.begin(), ms.end());
+      }
+    }
     merged.row.peak_resident_bytes =
         std::max(merged.row.peak_resident_bytes, one.row.peak_resident_bytes);
+    merged.row.peak_device_bytes =
+        std::max(merged.row.peak_device_bytes, one.row.peak_device_bytes);
   }
   merged.batch_ms = all_ms;
   merged.batch_repeat = repeat_of;
   auto& row = merged.row;
   record_summary(row, summarize(all_ms, row.batch_size));
+  record_parts(row, merged.part_ms);
   row.repeats = repeats;
   if (repeats > 1) {
     std::vector<double> sorted = p50s;
@@ -226,6 +235,14 @@ std::string result_line(const BenchRow& row) {
                   row.p50_ms, row.mean_ms, row.p90_ms, row.throughput,
                   static_cast<double>(row.peak_resident_bytes) / (1 << 20));
     std::string line = text;
+    if (row.peak_device_bytes > 0) {
+      line +=
+          ", device peak " +
+          core::number_string(std::round(static_cast<double>(row.peak_device_bytes) / (1 << 20))) +
+          " MiB";
+    }
+    const std::string parts = parts_text(row);
+    if (!parts.empty()) line += "; " + parts;
     if (row.repeats > 1) {
       line += ", " + std::to_string(row.repeats) + " repeats spread " +
               core::number_string(std::round(row.p50_spread * 1000) / 10) + "%";
@@ -247,6 +264,33 @@ void record_summary(io::BenchRow& row, const Summary& s) {
   row.p99_ms = s.p99_ms;
   row.throughput = s.throughput;
   row.throughput_p50 = s.throughput_p50;
+}
+
+void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms) {
+  auto mean = [&](const char* part) {
+    const auto it = part_ms.find(part);
+    if (it == part_ms.end() || it->second.empty()) return io::BenchRow::kNone;
+    return summarize(it->second, 1).mean_ms;
+  };
+  row.data_ms = mean("data");
+  row.forward_ms = mean("forward");
+  row.backward_ms = mean("backward");
+  row.optimizer_ms = mean("optimizer");
+}
+
+std::string parts_text(const BenchRow& row) {
+  std::string text;
+  const std::pair<const char*, double> parts[] = {{"data", row.data_ms},
+                                                  {"forward", row.forward_ms},
+                                                  {"backward", row.backward_ms},
+                                                  {"optimizer", row.optimizer_ms}};
+  for (const auto& [name, ms] : parts) {
+    if (std::isnan(ms)) continue;
+    char one[64];
+    std::snprintf(one, sizeof one, "%s%s %.3f", text.empty() ? "" : " + ", name, ms);
+    text += one;
+  }
+  return text.empty() ? text : text + " ms (means)";
 }
 
 Rerun parse_rerun(const std::string& name) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ Isolation parse_isolation(const std::string& name);  // process | none
 
 // The row's timing columns from a summary of its batches.
 void record_summary(io::BenchRow& row, const Summary& summary);
+// The row's part columns (data_ms, forward_ms, backward_ms, optimizer_ms): each part's mean;
+// parts not measured stay NaN.
+void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms);
+// "data 0.120 + forward 0.310 + backward 0.520 + optimizer 0.090 ms (means)", the parts the
+// row has; empty when it has none.
+std::string parts_text(const io::BenchRow& row);
 
 // "oom" when an error message says that memory ran out (libtorch's allocators, std::bad_alloc,
 // LuaJIT, CUDA), "error" for any other.

@@ -32,6 +32,23 @@ std::vector<double> time_batches(const std::function<void()>& batch, int64_t war
   return ms;
 }
 
+PartTimer::PartTimer(torch::Device device, Clock clock)
+    : device_(device), clock_(std::move(clock)) {}
+
+void PartTimer::start() {
+  if (!enabled_) return;
+  synchronize(device_);
+  last_ = clock_();
+}
+
+void PartTimer::end(const std::string& part) {
+  if (!enabled_) return;
+  synchronize(device_);
+  const double now = clock_();
+  ms_[part].push_back((now - last_) * 1000.0);
+  last_ = now;
+}
+
 namespace {
 
 // The nearest-rank percentile of sorted values: the smallest value with at least q of the

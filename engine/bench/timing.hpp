@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace engine::bench {
@@ -22,6 +24,26 @@ void synchronize(const torch::Device& device);
 // clock taken after synchronising the device; returns the timed batches' milliseconds.
 std::vector<double> time_batches(const std::function<void()>& batch, int64_t warmup, int64_t timed,
                                  const torch::Device& device, const Clock& clock = steady_seconds);
+
+// Times the parts of each batch (data, forward, backward, optimizer): start() as a batch
+// begins, end(part) as each part ends, the device synchronised before each reading. While
+// disabled (as made) both do nothing, so that warm-up batches are not recorded.
+class PartTimer {
+ public:
+  explicit PartTimer(torch::Device device, Clock clock = steady_seconds);
+  void enable(bool on) { enabled_ = on; }
+  void start();
+  void end(const std::string& part);
+  // Each part's milliseconds, one per recorded batch.
+  const std::map<std::string, std::vector<double>>& ms() const { return ms_; }
+
+ private:
+  torch::Device device_;
+  Clock clock_;
+  bool enabled_ = false;
+  double last_ = 0;
+  std::map<std::string, std::vector<double>> ms_;
+};
 
 struct Summary {
   int64_t batches = 0;

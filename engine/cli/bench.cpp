@@ -5,6 +5,7 @@
 
 #include <ATen/Context.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <new>
@@ -234,8 +235,11 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   const auto& s = result.summary;
   bench::record_summary(row, s);
   row.peak_resident_bytes = result.peak_resident_bytes;
+  row.peak_device_bytes = result.peak_device_bytes;
   row.repeats = 1;
   run.point.batch_ms = result.batch_ms;
+  run.point.part_ms = result.part_ms;
+  bench::record_parts(row, result.part_ms);
   run.point.batch_repeat.assign(result.batch_ms.size(), 0);
   run.point.details["min_ms"] = s.min_ms;
   run.point.details["max_ms"] = s.max_ms;
@@ -247,6 +251,14 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   return run;
 }
 
+// A number for JSON, null for NaN (a part not measured).
+std::string json_number(double value) {
+  if (std::isnan(value)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", value);
+  return text;
+}
+
 void print_json(const PointRun& run) {
   const auto& r = run.point.row;
   std::printf(
@@ -254,12 +266,15 @@ void print_json(const PointRun& run) {
       "\"threads\": %lld, \"device\": \"%s\", \"dtype\": \"%s\", \"batches\": %lld, "
       "\"mean_ms\": %.4f, \"std_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
       "\"p99_ms\": %.4f, \"min_ms\": %.4f, \"throughput\": %.2f, \"throughput_p50\": %.2f, "
-      "\"peak_resident_bytes\": %lld}\n",
+      "\"data_ms\": %s, \"forward_ms\": %s, \"backward_ms\": %s, \"optimizer_ms\": %s, "
+      "\"peak_resident_bytes\": %lld, \"peak_device_bytes\": %lld}\n",
       r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size),
       static_cast<long long>(r.threads), r.device.c_str(), r.dtype.c_str(),
       static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
       std::get<double>(run.point.details.at("min_ms")), r.throughput, r.throughput_p50,
-      static_cast<long long>(r.peak_resident_bytes));
+      json_number(r.data_ms).c_str(), json_number(r.forward_ms).c_str(),
+      json_number(r.backward_ms).c_str(), json_number(r.optimizer_ms).c_str(),
+      static_cast<long long>(r.peak_resident_bytes), static_cast<long long>(r.peak_device_bytes));
 }
 
 void print_text(const PointRun& run) {
@@ -277,6 +292,12 @@ void print_text(const PointRun& run) {
   std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
               r.throughput, r.throughput_p50,
               static_cast<double>(r.peak_resident_bytes) / (1 << 20));
+  if (r.peak_device_bytes > 0) {
+    std::printf("  peak device memory %.0f MiB\n",
+                static_cast<double>(r.peak_device_bytes) / (1 << 20));
+  }
+  const auto parts = bench::parts_text(r);
+  if (!parts.empty()) std::printf("  parts: %s\n", parts.c_str());
   if (!run.not_applicable.empty()) {
     std::printf("  n/a here: %s\n", core::join(run.not_applicable).c_str());
   }

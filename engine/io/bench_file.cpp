@@ -28,7 +28,8 @@ struct Record {
   const char* reason;
   int64_t num_batches;
   double mean_ms, std_ms, p50_ms, p90_ms, p99_ms, throughput, throughput_p50;
-  int64_t peak_resident_bytes, repeats;
+  double data_ms, forward_ms, backward_ms, optimizer_ms;
+  int64_t peak_resident_bytes, peak_device_bytes, repeats;
   double p50_spread;
   int8_t unstable;
   const char* error_kind;
@@ -60,7 +61,12 @@ h5::Handle record_type() {
   ENGINE_FIELD(p99_ms, d);
   ENGINE_FIELD(throughput, d);
   ENGINE_FIELD(throughput_p50, d);
+  ENGINE_FIELD(data_ms, d);
+  ENGINE_FIELD(forward_ms, d);
+  ENGINE_FIELD(backward_ms, d);
+  ENGINE_FIELD(optimizer_ms, d);
   ENGINE_FIELD(peak_resident_bytes, i);
+  ENGINE_FIELD(peak_device_bytes, i);
   ENGINE_FIELD(repeats, i);
   ENGINE_FIELD(p50_spread, d);
   ENGINE_FIELD(unstable, flag.get());
@@ -90,7 +96,12 @@ Record record_of(const BenchRow& r) {
                 r.p99_ms,
                 r.throughput,
                 r.throughput_p50,
+                r.data_ms,
+                r.forward_ms,
+                r.backward_ms,
+                r.optimizer_ms,
                 r.peak_resident_bytes,
+                r.peak_device_bytes,
                 r.repeats,
                 r.p50_spread,
                 static_cast<int8_t>(r.unstable ? 1 : 0),
@@ -121,7 +132,12 @@ std::map<std::string, h5::Attribute> row_attributes(const BenchRow& r) {
           {"p99_ms", r.p99_ms},
           {"throughput", r.throughput},
           {"throughput_p50", r.throughput_p50},
+          {"data_ms", r.data_ms},
+          {"forward_ms", r.forward_ms},
+          {"backward_ms", r.backward_ms},
+          {"optimizer_ms", r.optimizer_ms},
           {"peak_resident_bytes", r.peak_resident_bytes},
+          {"peak_device_bytes", r.peak_device_bytes},
           {"repeats", r.repeats},
           {"p50_spread", r.p50_spread},
           {"unstable", r.unstable},
@@ -159,7 +175,12 @@ BenchRow row_from(const std::map<std::string, h5::Attribute>& a) {
   r.p99_ms = pick<double>(a, "p99_ms", BenchRow::kNone);
   r.throughput = pick<double>(a, "throughput", BenchRow::kNone);
   r.throughput_p50 = pick<double>(a, "throughput_p50", BenchRow::kNone);
+  r.data_ms = pick<double>(a, "data_ms", BenchRow::kNone);
+  r.forward_ms = pick<double>(a, "forward_ms", BenchRow::kNone);
+  r.backward_ms = pick<double>(a, "backward_ms", BenchRow::kNone);
+  r.optimizer_ms = pick<double>(a, "optimizer_ms", BenchRow::kNone);
   r.peak_resident_bytes = pick<int64_t>(a, "peak_resident_bytes", 0);
+  r.peak_device_bytes = pick<int64_t>(a, "peak_device_bytes", 0);
   r.repeats = pick<int64_t>(a, "repeats", 0);
   r.p50_spread = pick<double>(a, "p50_spread", BenchRow::kNone);
   r.unstable = pick<bool>(a, "unstable", false);
@@ -191,6 +212,12 @@ BenchPoint read_point_at(hid_t points, int64_t index, bool with_batches) {
     p.batch_ms = h5::read_doubles(group.get(), "batch_ms");
     if (h5::exists(group.get(), "batch_repeat")) {
       p.batch_repeat = h5::read_ints(group.get(), "batch_repeat");
+    }
+    if (h5::exists(group.get(), "part_ms")) {
+      auto parts = h5::open_group(group.get(), "part_ms");
+      for (const char* part : {"data", "forward", "backward", "optimizer"}) {
+        if (h5::exists(parts.get(), part)) p.part_ms[part] = h5::read_doubles(parts.get(), part);
+      }
     }
   }
   return p;
@@ -293,6 +320,10 @@ void BenchFile::write_point(const BenchPoint& point) {
   write_attributes(details.get(), point.details);
   h5::write_doubles(group.get(), "batch_ms", point.batch_ms);
   h5::write_ints(group.get(), "batch_repeat", point.batch_repeat);
+  if (!point.part_ms.empty()) {
+    auto parts = h5::create_group(group.get(), "part_ms");
+    for (const auto& [part, ms] : point.part_ms) h5::write_doubles(parts.get(), part, ms);
+  }
   write_row(point.row);
   H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
 }

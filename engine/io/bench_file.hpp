@@ -28,20 +28,25 @@ struct BenchRow {
   std::string error_kind;  // oom | error | crash | timeout, or empty
   double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
   double throughput = kNone, throughput_p50 = kNone;  // samples/s from the mean, from p50
+  // The mean milliseconds of each part of a batch, where the phase has parts (none: NaN).
+  double data_ms = kNone, forward_ms = kNone, backward_ms = kNone, optimizer_ms = kNone;
   int64_t peak_resident_bytes = 0;
-  int64_t repeats = 0;        // processes the point ran in
-  double p50_spread = kNone;  // (max - min) / median of the repeats' p50s
-  bool unstable = false;      // p50_spread over the sweep's limit
+  int64_t peak_device_bytes = 0;  // CUDA memory allocated at the peak; 0 on CPU
+  int64_t repeats = 0;            // processes the point ran in
+  double p50_spread = kNone;      // (max - min) / median of the repeats' p50s
+  bool unstable = false;          // p50_spread over the sweep's limit
   std::string label;
 };
 
 struct BenchPoint {
   BenchRow row;
-  std::map<std::string, h5::Attribute> parameters;  // /points/<i>/parameters
-  std::map<std::string, h5::Attribute> details;     // /points/<i>/details: machine state, loss,
-                                                    // n/a settings, output tail, error text
-  std::vector<double> batch_ms;                     // every timed batch of every repeat
-  std::vector<int64_t> batch_repeat;                // the repeat (from 0) each batch belongs to
+  std::map<std::string, h5::Attribute> parameters;     // /points/<i>/parameters
+  std::map<std::string, h5::Attribute> details;        // /points/<i>/details: machine state, loss,
+                                                       // n/a settings, output tail, error text
+  std::vector<double> batch_ms;                        // every timed batch of every repeat
+  std::vector<int64_t> batch_repeat;                   // the repeat (from 0) each batch belongs to
+  std::map<std::string, std::vector<double>> part_ms;  // /points/<i>/part_ms/<part>: each
+                                                       // timed batch's data, forward, ... time
 };
 
 struct BenchInfo {

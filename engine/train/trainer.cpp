@@ -261,6 +261,7 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   batch_stepped_ = false;
   batch_nan_ = false;
   BatchResult result;
+  bool built_in = false;  // the step below, not a hook's or LBFGS's
   {
     AutocastScope autocast(spec_.options.precision, spec_.device);
     if (spec_.hooks.train_batch) {
@@ -271,12 +272,16 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
       auto input = batch.input.to(spec_.device);
       auto output = spec_.model.forward(input);
       auto loss = (*spec_.loss)(output, batch.target.to(spec_.device));
+      if (step_part_end_) step_part_end_(StepPart::kForward);
       backward(loss);
+      if (step_part_end_) step_part_end_(StepPart::kBackward);
       result.output = output;
       result.values["loss"] = batch_loss_;
+      built_in = true;
     }
   }
   if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
+  if (built_in && step_part_end_) step_part_end_(StepPart::kOptimizer);
   return result;
 }
 

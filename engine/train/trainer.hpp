@@ -4,6 +4,7 @@
 // resume and Ctrl-C.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ class Trainer : public StepContext {
   // step that closes each accumulation group), without metrics, logging, validation or
   // checkpoints: what engine bench times as the training phase.
   void step_batch(const data::Batch& batch);
+  // Called as each part of the built-in step ends (forward with the loss, backward, optimizer
+  // step), so that engine bench can time them apart; not called for a train_batch hook or
+  // LBFGS, whose parts interleave. Empty (the default): nothing is called.
+  enum class StepPart { kForward, kBackward, kOptimizer };
+  using StepPartEnd = std::function<void(StepPart)>;
+  void on_step_part_end(StepPartEnd callback) { step_part_end_ = std::move(callback); }
 
   // StepContext
   TrainSpec& spec() override { return spec_; }
@@ -107,6 +114,7 @@ class Trainer : public StepContext {
   int64_t steps_here_ = 0;
   double window_start_ = 0;
   int64_t window_samples_ = 0;
+  StepPartEnd step_part_end_;
 };
 
 }  // namespace engine::train

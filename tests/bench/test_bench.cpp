@@ -65,6 +65,36 @@ TEST_CASE("time_batches: warm-up untimed, each timed batch between two clock rea
   CHECK(bench::time_batches(batch, 0, 0, torch::kCPU, [&] { return now; }).empty());
 }
 
+TEST_CASE("PartTimer: records nothing while disabled, then each part from the last reading") {
+  double now = 10;
+  bench::PartTimer parts(torch::kCPU, [&] { return now; });
+  parts.start();
+  now += 1;
+  parts.end("forward");  // disabled: warm-up
+  CHECK(parts.ms().empty());
+  parts.enable(true);
+  for (int batch = 0; batch < 2; ++batch) {
+    parts.start();
+    now += 0.002;
+    parts.end("forward");
+    now += 0.003 + batch * 0.001;
+    parts.end("backward");
+  }
+  parts.enable(false);
+  parts.start();
+  now += 1;
+  parts.end("forward");
+  REQUIRE(parts.ms().size() == 2);
+  const auto& forward = parts.ms().at("forward");
+  const auto& backward = parts.ms().at("backward");
+  REQUIRE(forward.size() == 2);
+  REQUIRE(backward.size() == 2);
+  CHECK(forward[0] == doctest::Approx(2));
+  CHECK(forward[1] == doctest::Approx(2));
+  CHECK(backward[0] == doctest::Approx(3));
+  CHECK(backward[1] == doctest::Approx(4));
+}
+
 TEST_CASE("run_point, training: the trainer's step changes the weights; the loss fits the model") {
   for (const bool log_probabilities : {true, false}) {
     auto model = tiny_model(log_probabilities);
@@ -77,6 +107,21 @@ TEST_CASE("run_point, training: the trainer's step changes the weights; the loss
     CHECK_FALSE(torch::equal(before, model.module->parameters()[0]));
     CHECK(model.module->is_training());
     CHECK(r.peak_resident_bytes > 0);
+    CHECK(r.peak_device_bytes == 0);
+    // forward, backward and optimizer of each timed batch (none of the warm-up ones), read
+    // within the batch's own clock readings
+    CHECK(r.part_ms.size() == 3);
+    std::vector<double> sum(7, 0.0);
+    for (const char* part : {"forward", "backward", "optimizer"}) {
+      REQUIRE(r.part_ms.count(part) == 1);
+      const auto& ms = r.part_ms.at(part);
+      REQUIRE(ms.size() == 7);
+      for (size_t i = 0; i < ms.size(); ++i) {
+        CHECK(ms[i] >= 0);
+        sum[i] += ms[i];
+      }
+    }
+    for (size_t i = 0; i < sum.size(); ++i) CHECK(sum[i] <= r.batch_ms[i] + 1e-6);
   }
 }
 
@@ -88,6 +133,7 @@ TEST_CASE("run_point, inference: forward only, evaluation mode, weights untouche
   CHECK(r.loss.empty());
   CHECK(torch::equal(before, model.module->parameters()[0]));
   CHECK_FALSE(model.module->is_training());
+  CHECK(r.part_ms.empty());  // without a loader the forward pass is the whole batch
 }
 
 TEST_CASE("run_point refuses bad options, naming the flag") {

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "engine/bench/child_process.hpp"
@@ -226,6 +227,8 @@ TEST_CASE("the runner: repeats merge their batches and flag a spread") {
     const double ms = ++calls == 2 ? 12.0 : 10.0;  // one slow repeat: 20% spread
     p.batch_ms = {ms, ms};
     p.row.p50_ms = ms;
+    p.part_ms["forward"] = {ms / 2, ms / 2};
+    p.part_ms["backward"] = {ms / 4, ms / 4};
     return p;
   };
   io::BenchFile file(dir + "/r.h5", io::BenchInfo{});
@@ -240,4 +243,14 @@ TEST_CASE("the runner: repeats merge their batches and flag a spread") {
   CHECK(row.mean_ms == doctest::Approx(64.0 / 6));
   const auto stored = io::BenchFile::read_point(dir + "/r.h5", 0);
   CHECK(stored.batch_repeat == std::vector<int64_t>{0, 0, 1, 1, 2, 2});
+  // the parts of every repeat's batches, and their means in the row
+  CHECK(stored.part_ms.at("forward") == std::vector<double>{5, 5, 6, 6, 5, 5});
+  CHECK(stored.part_ms.at("backward").size() == 6);
+  CHECK(stored.part_ms.count("data") == 0);
+  CHECK(row.forward_ms == doctest::Approx(32.0 / 6));
+  CHECK(row.backward_ms == doctest::Approx(16.0 / 6));
+  CHECK(std::isnan(row.data_ms));
+  CHECK(std::isnan(row.optimizer_ms));
+  CHECK(stored.row.forward_ms == doctest::Approx(row.forward_ms));
+  CHECK(std::isnan(stored.row.optimizer_ms));
 }

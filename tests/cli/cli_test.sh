@@ -277,8 +277,12 @@ $b"
     expect 0 "mlp, data_ingestion, batch 8" "n/a here: cudnn_benchmark (no cuDNN on cpu)" -- \
       "$ENGINE" bench --model mlp --phase data_ingestion --batch_size 8 --num_batches 5 --cudnn_benchmark true
     tiny
-    expect 0 "mlp, training, batch 4" -- "$ENGINE" bench --model mlp --data real --data_backend idx \
+    expect 0 "mlp, training, batch 4" "parts: data " " + forward " " + backward " " + optimizer " -- \
+      "$ENGINE" bench --model mlp --data real --data_backend idx \
       --data_dir "$WORK/tiny" --data_shuffle true --num_loader_threads 1 --batch_size 4 --num_batches 3
+    expect 0 "mlp, inference, batch 4" "parts: data " " + forward " -- \
+      "$ENGINE" bench --model mlp --phase inference --data real --data_backend idx \
+      --data_dir "$WORK/tiny" --batch_size 4 --num_batches 3
     expect 2 "--data real needs --data_dir" -- "$ENGINE" bench --model mlp --data real --data_backend idx
     expect 2 "--data_backend must be idx, cifar, image_folder or hdf5" -- \
       "$ENGINE" bench --model mlp --data real --data_backend caffe_lmdb --data_dir "$WORK/tiny"
