@@ -39,7 +39,10 @@ local function write_tables(root)
     return {age, income, debt, years, credit, region, job, housing, purpose, approved}
   end
   local header = 'age,income,debt,years_employed,credit_score,region,job,housing,purpose,approved'
-  for name, n in pairs({train = 4000, validation = 1000, new_loans = 20}) do
+  -- in a fixed order: pairs() over a table of names may visit them in any order, and each
+  -- file takes its rows from the one seeded generator
+  for _, table_size in ipairs({{'train', 4000}, {'validation', 1000}, {'new_loans', 20}}) do
+    local name, n = table_size[1], table_size[2]
     local f = assert(io.open(root .. '/' .. name .. '.csv', 'w'))
     f:write(name == 'new_loans' and header:gsub(',approved', '') or header, '\n')
     for _ = 1, n do
