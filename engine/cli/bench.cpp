@@ -25,7 +25,6 @@
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/io/bench_file.hpp"
-#include "engine/lua/bench_model.hpp"
 
 namespace engine::cli {
 namespace {
@@ -207,8 +206,8 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   auto& o = run.options;
   run.model = flags["model"].as<std::string>();
   core::seed_everything(o.seed);
-  auto runtime = make_runtime(run.model);
-  auto model = lua::load_bench_model(*runtime, run.model);
+  auto session = make_session(run.model);
+  auto model = session->bench_model(run.model);
   o.input_shape = flags.count("input_shape") ? shape_flag(flags["input_shape"].as<std::string>())
                                              : model.input_shape;
   const int64_t classes = flags["num_classes"].as<int64_t>();

@@ -16,7 +16,6 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
-#include "engine/lua/sweep_reader.hpp"
 
 namespace engine::cli {
 namespace {
@@ -146,8 +145,8 @@ int bench_sweep(const std::vector<std::string>& args) {
   bench::Overrides overrides;
   for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
   for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
-  auto runtime = make_runtime(script);
-  const auto spec = lua::read_sweep(*runtime, script);
+  auto session = make_session(script);  // the sweep's Lua functions run in it: keep it
+  const auto spec = session->sweep(script);
   const auto plan = bench::expand(spec, bench::point_schema(), overrides);
   if (flags.count("dry-run")) {
     std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),

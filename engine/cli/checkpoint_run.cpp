@@ -38,8 +38,8 @@ std::unique_ptr<CheckpointRun> open_checkpoint_run(const std::string& script_pat
   const torch::Device device = core::parse_device(flags["device"].as<std::string>());
   run->checkpoint = train::resolve_checkpoint(flags["checkpoint"].as<std::string>());
   run->info = train::read_checkpoint_info(run->checkpoint);
-  run->runtime = make_runtime(script_path);
-  run->script = std::make_unique<lua::TrainScript>(*run->runtime, script_path);
+  run->session = make_session(script_path);
+  run->script = run->session->train_script(script_path);
   run->script->apply_overrides(hparam_assignments(run->info.hparams));
   if (flags.count("set")) run->script->apply_overrides(flags["set"].as<std::vector<std::string>>());
   core::seed_everything(run->info.seed);

@@ -7,15 +7,14 @@
 #include <memory>
 #include <string>
 
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/spec_reader.hpp"
+#include "engine/lua/session.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::cli {
 
 struct CheckpointRun {
-  std::unique_ptr<lua::Runtime> runtime;
+  std::unique_ptr<lua::Session> session;  // outlives the script
   std::unique_ptr<lua::TrainScript> script;
   train::TrainSpec spec;
   std::string checkpoint;  // resolved path

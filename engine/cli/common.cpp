@@ -51,14 +51,14 @@ size_t script_position(const std::vector<std::string>& args) {
   return at;
 }
 
-std::unique_ptr<lua::Runtime> make_runtime(const std::string& script_path) {
+std::unique_ptr<lua::Session> make_session(const std::string& script_path) {
   lua::RuntimeOptions options;
   const fs::path dir = fs::path(script_path).parent_path();
   options.script_dir = dir.empty() ? "." : dir.string();
   options.package_dirs = {options.script_dir, (fs::path(engine_home()) / "modules").string()};
   options.dataset_dirs = {(fs::current_path() / "datasets").string(),
                           (fs::path(engine_home()) / "datasets").string()};
-  return std::make_unique<lua::Runtime>(options);
+  return std::make_unique<lua::Session>(options);
 }
 
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args) {

@@ -1,4 +1,4 @@
-// What the commands share: the engine's folders, flag groups, logging set-up, Lua runtimes.
+// What the commands share: the engine's folders, flag groups, logging set-up, Lua sessions.
 #pragma once
 
 #include <cxxopts.hpp>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/session.hpp"
 
 namespace engine::cli {
 
@@ -26,8 +26,8 @@ size_t script_position(const std::vector<std::string>& args);
 // Applies --quiet / --verbose and --threads; returns the thread count in use.
 int apply_common_flags(const cxxopts::ParseResult& flags);
 
-// A runtime whose package.path starts with the script's folder, then the engine's modules/.
-std::unique_ptr<lua::Runtime> make_runtime(const std::string& script_path);
+// A Lua session whose package.path starts with the script's folder, then the engine's modules/.
+std::unique_ptr<lua::Session> make_session(const std::string& script_path);
 
 // Parses args (without the command name); throws UsageError for unknown or malformed flags.
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args);

@@ -35,17 +35,8 @@ int run_command(const std::vector<std::string>& args) {
   apply_common_flags(flags);
   if (flags.count("seed")) core::seed_everything(flags["seed"].as<uint64_t>());
 
-  auto runtime = make_runtime(path);
-  lua_State* L = runtime->state();
-  lua_createtable(L, static_cast<int>(args.size() - script_at), 1);
-  lua_pushstring(L, path.c_str());
-  lua_rawseti(L, -2, 0);
-  for (size_t i = script_at + 1; i < args.size(); ++i) {
-    lua_pushstring(L, args[i].c_str());
-    lua_rawseti(L, -2, static_cast<int>(i - script_at));
-  }
-  lua_setglobal(L, "arg");
-  runtime->run_file(path, 0);
+  make_session(path)->run_file(
+      path, {args.begin() + static_cast<std::ptrdiff_t>(script_at) + 1, args.end()});
   return 0;
 }
 

@@ -16,7 +16,6 @@
 #include "engine/core/interrupt.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/io/run_writer.hpp"
-#include "engine/lua/spec_reader.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/trainer.hpp"
@@ -92,8 +91,9 @@ int train_command(const std::vector<std::string>& args) {
     resumed = train::read_checkpoint_info(checkpoint);
   }
 
-  auto runtime = make_runtime(script_path);
-  lua::TrainScript script(*runtime, script_path);
+  auto session = make_session(script_path);
+  auto script_owner = session->train_script(script_path);
+  lua::TrainScript& script = *script_owner;
   if (!checkpoint.empty()) script.apply_overrides(hparam_assignments(resumed.hparams));
   if (flags.count("set")) {
     if (!checkpoint.empty()) {

@@ -2,6 +2,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/lua/module_value.hpp"
+#include "engine/lua/runtime.hpp"
 
 namespace engine::lua {
 namespace {

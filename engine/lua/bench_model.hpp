@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/lua/runtime.hpp"
 #include "engine/nn/model.hpp"
 
 namespace engine::lua {
+
+class Runtime;
 
 struct BenchModel {
   nn::Model model;

@@ -120,10 +120,6 @@ int Runtime::run_string(const std::string& code, const std::string& chunk_name, 
   return lua_gettop(L_) - top;
 }
 
-std::string luajit_version() {
-  return LUAJIT_VERSION;
-}
-
 std::string current_exception_message(lua_State* L) {
   lua_pushlightuserdata(L, const_cast<char*>(&kRuntimeKey));
   lua_rawget(L, LUA_REGISTRYINDEX);

@@ -17,15 +17,10 @@ extern "C" {
 #include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/lua/runtime_options.hpp"
 #include "engine/lua/script_random.hpp"
 
 namespace engine::lua {
-
-struct RuntimeOptions {
-  std::vector<std::string> package_dirs;  // searched by require, in order, before the defaults
-  std::string script_dir;                 // the folder of the script being run
-  std::vector<std::string> dataset_dirs;  // searched by data.find before the system folders
-};
 
 class Runtime {
  public:
@@ -56,9 +51,6 @@ class Runtime {
   ScriptRandom random_;
   int raised_exit_code_ = 0;  // exit code of the last engine error turned into a Lua error
 };
-
-// "LuaJIT 2.1.0-beta3"
-std::string luajit_version();
 
 // Turns the exception in flight into the text a Lua error should carry, and remembers the
 // exit code of an engine error so that Runtime::call can restore it.

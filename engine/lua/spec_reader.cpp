@@ -8,7 +8,9 @@
 #include "engine/lua/data_value.hpp"
 #include "engine/lua/module_value.hpp"
 #include "engine/lua/optim_value.hpp"
+#include "engine/lua/runtime.hpp"
 #include "engine/lua/tensor_value.hpp"
+#include "engine/lua/train_hooks.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/precision.hpp"
 

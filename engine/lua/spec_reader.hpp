@@ -5,15 +5,17 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/io/run_writer.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/train_hooks.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
+
+class Runtime;
+class LuaHooks;
 
 class TrainScript {
  public:

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "engine/core/format.hpp"
+#include "engine/lua/runtime.hpp"
 
 namespace engine::lua {
 namespace {

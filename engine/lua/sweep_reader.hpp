@@ -7,9 +7,10 @@
 #include <string>
 
 #include "engine/bench/sweep.hpp"
-#include "engine/lua/runtime.hpp"
 
 namespace engine::lua {
+
+class Runtime;
 
 // Runs the script. Throws ScriptError naming the script and the field for a script that does
 // not return a table, an unknown field, or a value of the wrong kind.

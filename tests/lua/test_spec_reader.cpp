@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/lua/runtime.hpp"
 #include "engine/lua/spec_reader.hpp"
 #include "tests/test_support.hpp"
 
