@@ -36,7 +36,8 @@ std::unique_ptr<CheckpointRun> open_checkpoint_run(const std::string& script_pat
   }
   run->threads = apply_common_flags(flags);
   const torch::Device device = core::parse_device(flags["device"].as<std::string>());
-  run->checkpoint = train::resolve_checkpoint(flags["checkpoint"].as<std::string>());
+  run->checkpoint =
+      train::resolve_checkpoint(flags["checkpoint"].as<std::string>(), "--checkpoint");
   run->info = train::read_checkpoint_info(run->checkpoint);
   run->session = make_session(script_path);
   run->script = run->session->train_script(script_path);

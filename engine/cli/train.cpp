@@ -87,7 +87,7 @@ int train_command(const std::vector<std::string>& args) {
   std::string checkpoint;
   train::CheckpointInfo resumed;
   if (flags.count("resume")) {
-    checkpoint = train::resolve_checkpoint(flags["resume"].as<std::string>());
+    checkpoint = train::resolve_checkpoint(flags["resume"].as<std::string>(), "--resume");
     resumed = train::read_checkpoint_info(checkpoint);
   }
 

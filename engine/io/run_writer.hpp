@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "engine/io/hdf5.hpp"
+#include "engine/io/hparam.hpp"
 
 namespace engine::io {
-
-using HParam = std::variant<double, bool, std::string>;
 
 struct RunInfo {
   std::string name;

@@ -14,6 +14,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/hdf5.hpp"
+#include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
 
 namespace engine::train {
@@ -501,23 +502,23 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   return info;
 }
 
-std::string resolve_checkpoint(const std::string& run_file_or_checkpoint) {
+std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
   const std::string& path = run_file_or_checkpoint;
-  if (!fs::is_regular_file(path)) throw core::UsageError("--resume " + path + ": no such file");
+  if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
   auto file = h5::open_file(path, false);
   const hid_t root = file.get();
   if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
   if (!h5::exists(root, "checkpoints")) {
     if (h5::exists(root, "metrics")) {
-      throw core::DataError(path +
-                            ": the run stopped before writing its first checkpoint; "
-                            "start it again without --resume");
+      throw core::DataError(flag + " " + path +
+                            ": the run stopped before writing its first checkpoint" +
+                            (flag == "--resume" ? "; start it again without --resume" : ""));
     }
-    throw core::DataError(path + ": neither a checkpoint nor a run file");
+    throw core::DataError(flag + " " + path + ": neither a checkpoint nor a run file");
   }
   auto group = h5::open_group(root, "checkpoints");
   if (!h5::has_attribute(group.get(), "latest")) {
-    throw core::DataError(path + ": the run wrote no checkpoint yet");
+    throw core::DataError(flag + " " + path + ": the run wrote no checkpoint yet");
   }
   std::string latest = h5::read_string_attribute(group.get(), "latest");
   if (!fs::exists(latest)) {
@@ -525,7 +526,8 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint) {
     const fs::path beside =
         fs::path(path).parent_path() / fs::path(path).stem() / fs::path(latest).filename();
     if (!fs::exists(beside)) {
-      throw core::DataError(path + ": its latest checkpoint " + latest + " is missing");
+      throw core::DataError(flag + " " + path + ": its latest checkpoint " + latest +
+                            " is missing");
     }
     latest = beside.string();
   }

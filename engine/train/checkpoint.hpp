@@ -32,7 +32,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // The CSV statistics (normalisation, vocabularies, classes) of the training data, saved when
 // the training source is data.csv; nullptr when the checkpoint has none.
 std::shared_ptr<data::TabularStats> read_checkpoint_stats(const std::string& path);
-// A run file's latest checkpoint; a path that is a checkpoint is returned as it is.
-std::string resolve_checkpoint(const std::string& run_file_or_checkpoint);
+// A run file's latest checkpoint; a path that is a checkpoint is returned as it is. flag is the
+// option the path came from (--resume, --checkpoint), which every error names.
+std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag);
 
 }  // namespace engine::train

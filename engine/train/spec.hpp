@@ -13,7 +13,7 @@
 
 #include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
-#include "engine/io/run_writer.hpp"
+#include "engine/io/hparam.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/nn/model.hpp"
 #include "engine/train/metrics.hpp"

@@ -225,6 +225,8 @@ $b"
       --input "$WORK/loans/validation.csv" --output "$WORK/v.jsonl" 2>/dev/null || fail "predict on labelled rows"
     [ "$(wc -l < v.jsonl)" = 1000 ] || fail "expected 1000 JSON lines"
     expect 2 "--checkpoint is required" -- "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua"
+    expect 2 "--checkpoint nowhere.h5: no such file" -- "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua" \
+      --checkpoint nowhere.h5
     expect 2 "--input nowhere.csv: no such file" -- "$ENGINE" predict \
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input nowhere.csv
     tiny

@@ -147,6 +147,17 @@ TEST_CASE("loading a checkpoint into another model names the tensor and both sha
                        core::DataError);
   CHECK_THROWS_WITH_AS(train::load_model_weights(dir + "/nothing.h5", *other.ptr()),
                        doctest::Contains("does not exist"), core::DataError);
-  CHECK_THROWS_AS(train::resolve_checkpoint(dir + "/nothing.h5"), core::UsageError);
-  CHECK(train::resolve_checkpoint(dir + "/ckpt-8.h5") == dir + "/ckpt-8.h5");
+  // every error names the flag the path came from
+  CHECK_THROWS_WITH_AS(
+      train::resolve_checkpoint(dir + "/nothing.h5", "--checkpoint"),
+      doctest::Contains(("--checkpoint " + dir + "/nothing.h5: no such file").c_str()),
+      core::UsageError);
+  CHECK_THROWS_WITH_AS(train::resolve_checkpoint(dir + "/nothing.h5", "--resume"),
+                       doctest::Contains("--resume "), core::UsageError);
+  io::h5::create_file(dir + "/empty.h5");  // closed at once: an HDF5 file with nothing in it
+  CHECK_THROWS_WITH_AS(
+      train::resolve_checkpoint(dir + "/empty.h5", "--checkpoint"),
+      doctest::Contains(("--checkpoint " + dir + "/empty.h5: neither a checkpoint").c_str()),
+      core::DataError);
+  CHECK(train::resolve_checkpoint(dir + "/ckpt-8.h5", "--resume") == dir + "/ckpt-8.h5");
 }
