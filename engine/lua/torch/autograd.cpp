@@ -1,0 +1,140 @@
+// Part of require 'torch'. Autograd: x:requires_grad, x:backward, torch.autograd.grad,
+// torch.no_grad / enable_grad / inference_mode. Dimensions and index values are 1-based in Lua and
+// converted here (LUA_API.md).
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "engine/lua/torch/torch_parts.hpp"
+
+namespace engine::lua {
+namespace {
+
+using torch::Tensor;
+
+// torch.autograd.grad{outputs = t or {...}, inputs = t or {...}[, grad_outputs][, retain_graph]
+// [, create_graph]} -> one gradient per input (nil where an input is unused).
+int t_autograd_grad(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(L, 1, "torch.autograd.grad",
+              {"outputs", "inputs", "grad_outputs", "retain_graph", "create_graph"});
+    auto list_field = [&](const char* key) {
+      lua_pushstring(L, key);
+      lua_rawget(L, 1);
+      std::vector<Tensor> out;
+      if (auto* t = test_tensor(L, -1)) {
+        out.push_back(*t);
+      } else if (!lua_isnil(L, -1)) {
+        try {
+          out = tensor_list(L, lua_gettop(L), "torch.autograd.grad");
+        } catch (...) {
+          lua_pop(L, 1);
+          throw;
+        }
+      }
+      lua_pop(L, 1);
+      return out;
+    };
+    auto outputs = list_field("outputs");
+    auto inputs = list_field("inputs");
+    auto grad_outputs = list_field("grad_outputs");
+    if (outputs.empty() || inputs.empty()) {
+      throw ArgumentError("torch.autograd.grad: 'outputs' and 'inputs' are required");
+    }
+    const bool create_graph = o.boolean("create_graph", false);
+    auto grads = torch::autograd::grad(outputs, inputs, grad_outputs,
+                                       o.boolean("retain_graph", create_graph), create_graph,
+                                       /*allow_unused=*/true);
+    for (auto& g : grads) {
+      if (g.defined()) {
+        push_tensor(L, g);
+      } else {
+        lua_pushnil(L);
+      }
+    }
+    return static_cast<int>(grads.size());
+  });
+}
+
+// torch.no_grad(fn, ...) / torch.enable_grad(fn, ...): run fn with gradient recording off / on.
+template <bool Enabled>
+int t_grad_mode(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  const bool previous = at::GradMode::is_enabled();
+  at::GradMode::set_enabled(Enabled);
+  const int nargs = lua_gettop(L) - 1;
+  const int status = lua_pcall(L, nargs, LUA_MULTRET, 0);
+  at::GradMode::set_enabled(previous);
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+// torch.inference_mode(fn, ...): run fn under c10::InferenceMode (no autograd bookkeeping at
+// all; its results cannot take part in autograd later), PyTorch's torch.inference_mode.
+int t_inference_mode(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  int status;
+  {
+    c10::InferenceMode guard;
+    status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  }
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+int m_requires_grad(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "requires_grad");
+    const bool on = lua_isnoneornil(L, 2) ? true : lua_toboolean(L, 2) != 0;
+    x.set_requires_grad(on);
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+int m_is_requires_grad(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushboolean(L, self(L, "is_requires_grad").requires_grad());
+    return 1;
+  });
+}
+
+int m_backward(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "backward");
+    if (auto* g = test_tensor(L, 2)) {
+      x.backward(*g);
+    } else {
+      if (x.numel() != 1) {
+        throw ArgumentError("backward: a tensor of " + std::to_string(x.numel()) +
+                            " elements needs a gradient argument (backward(grad))");
+      }
+      x.backward();
+    }
+    return 0;
+  });
+}
+
+const luaL_Reg kMethods[] = {{"requires_grad", m_requires_grad},
+                             {"is_requires_grad", m_is_requires_grad},
+                             {"backward", m_backward},
+                             {nullptr, nullptr}};
+const luaL_Reg kMeta[] = {{nullptr, nullptr}};
+const luaL_Reg kFunctions[] = {{"no_grad", t_grad_mode<false>},
+                               {"enable_grad", t_grad_mode<true>},
+                               {"inference_mode", t_inference_mode},
+                               {nullptr, nullptr}};
+
+const luaL_Reg kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
+
+}  // namespace
+
+const luaL_Reg* autograd_functions() {
+  return kAutograd;
+}
+
+TorchPart autograd_part() {
+  return {kMethods, kMeta, kFunctions};
+}
+
+}  // namespace engine::lua

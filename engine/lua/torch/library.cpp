@@ -1,0 +1,86 @@
+// require 'torch': the tensor type and the torch library, assembled from the parts in this
+// folder (construct, index, math, reduce, autograd, convert, linalg), each of which lists its
+// own methods, metamethods and torch.* functions.
+#include <vector>
+
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/tensor_memory.hpp"
+#include "engine/lua/torch/torch_parts.hpp"
+
+namespace engine::lua {
+namespace {
+
+// Functions of the torch table that mirror a method taking the tensor first.
+const char* kMirrored[] = {"add",         "sub",
+                           "mul",         "div",
+                           "pow",         "eq",
+                           "ne",          "lt",
+                           "le",          "gt",
+                           "ge",          "maximum",
+                           "minimum",     "matmul",
+                           "mm",          "dot",
+                           "abs",         "exp",
+                           "log",         "sqrt",
+                           "relu",        "sigmoid",
+                           "tanh",        "sum",
+                           "mean",        "max",
+                           "min",         "argmax",
+                           "argmin",      "softmax",
+                           "log_softmax", "flatten",
+                           "reshape",     "transpose",
+                           "squeeze",     "unsqueeze",
+                           "clone",       "t",
+                           "chunk",       "narrow",
+                           "select",      "permute",
+                           "std",         "var",
+                           "prod",        "logsumexp",
+                           "all",         "any",
+                           "equal",       "index_select",
+                           "gather",      "scatter",
+                           "masked_fill", "masked_select",
+                           "split",       "sort",
+                           "topk",        "cumsum",
+                           "clamp",       "norm",
+                           "bmm",         "outer"};
+
+// The parts' entries of one kind in one nullptr-terminated list, as luaL_setfuncs wants it.
+std::vector<luaL_Reg> joined(const luaL_Reg* TorchPart::*list) {
+  std::vector<luaL_Reg> all;
+  for (const TorchPart& part : {construct_part(), index_part(), math_part(), reduce_part(),
+                                autograd_part(), convert_part()}) {
+    for (const luaL_Reg* r = part.*list; r->name; ++r) all.push_back(*r);
+  }
+  all.push_back({nullptr, nullptr});
+  return all;
+}
+
+}  // namespace
+
+int open_torch(lua_State* L) {
+  // define_type and luaL_setfuncs copy the entries: the lists need not outlive this call
+  const auto methods = joined(&TorchPart::methods);
+  const auto meta = joined(&TorchPart::meta);
+  const auto functions = joined(&TorchPart::functions);
+  define_type(L, TensorBox::kTypeName, methods.data(), meta.data(), gc_tensor, tensor_index);
+  push_metatable(L, TensorBox::kTypeName);
+  lua_getfield(L, -1, "__methods");
+  lua_newtable(L);  // the torch library
+  luaL_setfuncs(L, functions.data(), 0);
+  register_memory_functions(L, -1, -2);
+  register_serialization(L);
+  lua_newtable(L);  // torch.linalg
+  luaL_setfuncs(L, linalg_functions(), 0);
+  lua_setfield(L, -2, "linalg");
+  lua_newtable(L);  // torch.autograd
+  luaL_setfuncs(L, autograd_functions(), 0);
+  lua_setfield(L, -2, "autograd");
+  for (const char* name : kMirrored) {
+    lua_getfield(L, -2, name);
+    lua_setfield(L, -2, name);
+  }
+  lua_remove(L, -2);  // methods
+  lua_remove(L, -2);  // metatable
+  return 1;
+}
+
+}  // namespace engine::lua

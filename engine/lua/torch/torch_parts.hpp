@@ -1,0 +1,40 @@
+// The parts of require 'torch', one file per concern in this folder; library.cpp assembles them
+// into the tensor type and the torch table. Internal to engine/lua.
+#pragma once
+
+#include <string>
+
+#include "engine/lua/runtime.hpp"
+#include "engine/lua/tensor_value.hpp"
+
+namespace engine::lua {
+
+// The tensor a method is called on (argument 1).
+inline torch::Tensor& self(lua_State* L, const char* function) {
+  return check_tensor(L, 1, function);
+}
+// Returns x itself (at index 1) after an in-place op, or the new tensor. (index.cpp)
+int push_result(lua_State* L, bool in_place, const torch::Tensor& result);
+// tostring(x): values, then dtype, device and requires_grad when they are not the defaults.
+// (convert.cpp)
+std::string tensor_string(const torch::Tensor& tensor);
+// x[i], x[{i, j}], x.method: the tensor type's __index. (index.cpp)
+int tensor_index(lua_State* L);
+
+// A concern's share: its tensor methods (x:name), metamethods and torch.* functions, each list
+// ending with {nullptr, nullptr}.
+struct TorchPart {
+  const luaL_Reg* methods;
+  const luaL_Reg* meta;
+  const luaL_Reg* functions;
+};
+TorchPart construct_part();
+TorchPart index_part();
+TorchPart math_part();
+TorchPart reduce_part();
+TorchPart autograd_part();
+TorchPart convert_part();
+const luaL_Reg* linalg_functions();    // torch.linalg
+const luaL_Reg* autograd_functions();  // torch.autograd
+
+}  // namespace engine::lua
