@@ -1,0 +1,185 @@
+// require 'nn.core': the module type (nn/module_methods.cpp), the layers (nn/layers.cpp), the
+// losses and metrics, and the hooks nn.lua uses to build modules written in Lua.
+#include <vector>
+
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/lua_module.hpp"
+#include "engine/lua/nn/nn_parts.hpp"
+#include "engine/nn/loss.hpp"
+#include "engine/train/metrics.hpp"
+
+namespace engine::lua {
+namespace {
+
+using torch::nn::AnyModule;
+
+// Modules defined in Lua (called by nn.lua).
+
+// core.new_lua_module(class_name, object) -> userdata wrapping a LuaModule bound to object.
+int c_new_lua_module(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string name = check_string(L, 1, "nn.Module:new");
+    if (!lua_istable(L, 2)) throw ArgumentError("nn.Module:new: the object must be a table");
+    lua_pushvalue(L, 2);
+    const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    push_new<ModuleBox>(L, ModuleBox{AnyModule(std::make_shared<LuaModuleImpl>(L, ref, name))});
+    return 1;
+  });
+}
+
+LuaModuleImpl& lua_module_of(lua_State* L, int index, const char* function) {
+  auto& box = check_module(L, index, function);
+  auto* m = dynamic_cast<LuaModuleImpl*>(box.module().get());
+  if (!m) throw ArgumentError(std::string(function) + ": not a module defined in Lua");
+  return *m;
+}
+
+// core.register(owner, name, value) -> 'module' | 'parameter' | nil (a plain field)
+int c_register(lua_State* L) {
+  return guarded(L, [&] {
+    auto& owner = lua_module_of(L, 1, "register");
+    const std::string name = check_string(L, 2, "register");
+    if (auto* child = test_module(L, 3)) {
+      if (owner.named_children().contains(name)) {
+        owner.replace_module(name, child->module());
+      } else {
+        owner.register_module(name, child->module());
+      }
+      lua_pushstring(L, "module");
+      return 1;
+    }
+    lua_pushnil(L);
+    return 1;
+  });
+}
+
+int c_is_module(lua_State* L) {
+  lua_pushboolean(L, test_module(L, 1) != nullptr);
+  return 1;
+}
+
+int c_register_parameter(lua_State* L) {
+  return guarded(L, [&] {
+    auto& owner = lua_module_of(L, 1, "register_parameter");
+    const std::string name = check_string(L, 2, "register_parameter");
+    auto& t = check_tensor(L, 3, "register_parameter");
+    auto& registered = owner.register_parameter(name, t, t.requires_grad());
+    push_tensor(L, registered);
+    return 1;
+  });
+}
+
+int c_register_buffer(lua_State* L) {
+  return guarded(L, [&] {
+    auto& owner = lua_module_of(L, 1, "register_buffer");
+    const std::string name = check_string(L, 2, "register_buffer");
+    auto& registered = owner.register_buffer(name, check_tensor(L, 3, "register_buffer"));
+    push_tensor(L, registered);
+    return 1;
+  });
+}
+
+// Losses and metrics.
+
+template <nn::Loss::Kind Kind>
+int l_loss(lua_State* L) {
+  const std::string full_name = "nn." + nn::Loss(Kind).name();
+  const char* name = full_name.c_str();
+  return guarded(L, [&] {
+    push_new<LossBox>(L, LossBox{loss_from_options(L, 1, Kind, name)});
+    return 1;
+  });
+}
+
+int loss_call(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check<LossBox>(L, 1, "loss");
+    auto& output = check_tensor(L, 2, "loss");
+    auto& target = check_tensor(L, 3, "loss");
+    push_tensor(L, (*box.loss)(output, box.loss->takes_class_targets() ? zero_based_targets(target)
+                                                                       : target));
+    return 1;
+  });
+}
+
+int loss_tostring(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string name = check<LossBox>(L, 1, "tostring").loss->name() + "()";
+    lua_pushstring(L, name.c_str());
+    return 1;
+  });
+}
+
+int metric_accuracy(lua_State* L) {
+  return guarded(L, [&] {
+    auto& output = check_tensor(L, 1, "nn.metrics.accuracy");
+    auto& target = check_tensor(L, 2, "nn.metrics.accuracy");
+    lua_pushnumber(L, train::accuracy(output.detach(), zero_based_targets(target)));
+    return 1;
+  });
+}
+
+int metric_topk(lua_State* L) {
+  return guarded(L, [&] {
+    auto& output = check_tensor(L, 1, "nn.metrics.topk");
+    auto& target = check_tensor(L, 2, "nn.metrics.topk");
+    const int64_t k = check_integer(L, 3, "nn.metrics.topk");
+    lua_pushnumber(L, train::topk_accuracy(output.detach(), zero_based_targets(target), k));
+    return 1;
+  });
+}
+
+const luaL_Reg kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
+                             {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
+                             {"MSELoss", l_loss<nn::Loss::Kind::kMse>},
+                             {"L1Loss", l_loss<nn::Loss::Kind::kL1>},
+                             {"SmoothL1Loss", l_loss<nn::Loss::Kind::kSmoothL1>},
+                             {"BCEWithLogitsLoss", l_loss<nn::Loss::Kind::kBceWithLogits>},
+                             {"new_lua_module", c_new_lua_module},
+                             {"register", c_register},
+                             {"is_module", c_is_module},
+                             {"register_parameter", c_register_parameter},
+                             {"register_buffer", c_register_buffer},
+                             {nullptr, nullptr}};
+
+// The layers' constructors and this file's functions in one list.
+std::vector<luaL_Reg> all_functions() {
+  std::vector<luaL_Reg> all;
+  for (const luaL_Reg* list : {layer_functions(), static_cast<const luaL_Reg*>(kLibrary)}) {
+    for (const luaL_Reg* r = list; r->name; ++r) all.push_back(*r);
+  }
+  all.push_back({nullptr, nullptr});
+  return all;
+}
+
+}  // namespace
+
+int open_nn_core(lua_State* L) {
+  require_library(L, "torch");
+  define_type(L, ModuleBox::kTypeName, module_methods(), module_metamethods(),
+              gc_userdata<ModuleBox>, module_index);
+  push_metatable(L, ModuleBox::kTypeName);
+  static const luaL_Reg loss_meta[] = {
+      {"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};
+  define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);
+
+  lua_newtable(L);
+  const auto functions = all_functions();  // luaL_setfuncs copies the entries
+  luaL_setfuncs(L, functions.data(), 0);
+  lua_getfield(L, -2, "__methods");
+  lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
+  push_functional(L);
+  lua_setfield(L, -2, "F");
+  push_init(L);
+  lua_setfield(L, -2, "init");
+  lua_newtable(L);
+  lua_pushcfunction(L, metric_accuracy);
+  lua_setfield(L, -2, "accuracy");
+  lua_pushcfunction(L, metric_topk);
+  lua_setfield(L, -2, "topk");
+  lua_setfield(L, -2, "metrics");
+  lua_remove(L, -2);  // the Module metatable
+  return 1;
+}
+
+}  // namespace engine::lua

@@ -1,0 +1,63 @@
+// The module value shared by the bindings: modules pushed as userdata (Lua-defined ones as
+// their Lua object), read back as nn::Model, losses built from options (module_value.hpp).
+#include "engine/lua/module_value.hpp"
+
+#include "engine/lua/lua_module.hpp"
+#include "engine/lua/tensor_value.hpp"
+#include "engine/nn/layers.hpp"
+#include "engine/nn/sequential.hpp"
+
+namespace engine::lua {
+
+void push_module(lua_State* L, const torch::nn::AnyModule& module) {
+  if (auto* lua_defined = dynamic_cast<LuaModuleImpl*>(module.ptr().get())) {
+    lua_defined->push_object(L);
+    return;
+  }
+  push_new<ModuleBox>(L, ModuleBox{module});
+}
+
+ModuleBox* test_module(lua_State* L, int index) {
+  if (auto* box = test<ModuleBox>(L, index)) return box;
+  if (lua_istable(L, index)) {
+    index = absolute_index(L, index);
+    lua_pushliteral(L, "__cpp");  // a raw field set by nn.lua: no metamethod may run here
+    lua_rawget(L, index);
+    auto* box = test<ModuleBox>(L, -1);
+    lua_pop(L, 1);
+    return box;
+  }
+  return nullptr;
+}
+
+ModuleBox& check_module(lua_State* L, int index, const char* function) {
+  if (auto* box = test_module(L, index)) return *box;
+  throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
+                      "' (module expected, got " + found_instead<ModuleBox>(L, index) + ")");
+}
+
+nn::Model model_from(const ModuleBox& box) {
+  auto any = std::make_shared<torch::nn::AnyModule>(box.any);
+  return nn::Model{box.module(),
+                   [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
+}
+
+std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::Kind kind,
+                                            const char* function) {
+  using Kind = nn::Loss::Kind;
+  const char* parameter = kind == Kind::kCrossEntropy    ? "label_smoothing"
+                          : kind == Kind::kSmoothL1      ? "beta"
+                          : kind == Kind::kBceWithLogits ? "pos_weight"
+                                                         : nullptr;
+  Options o(L, index, function,
+            parameter ? std::initializer_list<const char*>{"reduction", parameter}
+                      : std::initializer_list<const char*>{"reduction"});
+  const auto reduction = nn::parse_reduction(o.string("reduction", "mean"));
+  if (kind == Kind::kBceWithLogits) {
+    return std::make_shared<nn::Loss>(kind, reduction, -1.0,
+                                      tensor_option(L, index, "pos_weight", function));
+  }
+  return std::make_shared<nn::Loss>(kind, reduction, parameter ? o.number(parameter, -1.0) : -1.0);
+}
+
+}  // namespace engine::lua
