@@ -1,0 +1,168 @@
+// require 'data': sources, transforms and pipeline stages. Lua only declares pipelines; the
+// samples flow through C++ worker threads. ds:iter() is the slow path for tests and tools.
+// The sources, data.csv and the transforms are in this folder's other files; this one has the
+// pipeline's methods and assembles the library.
+#include <optional>
+#include <vector>
+
+#include "engine/data/loader.hpp"
+#include "engine/lua/data/data_parts.hpp"
+
+namespace engine::lua {
+namespace {
+
+struct ReaderBox {
+  static constexpr const char* kTypeName = "PipelineIterator";
+  std::unique_ptr<data::EpochReader> reader;
+};
+
+int p_map(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "map");
+    return push_pipeline(L, p.map(check<TransformBox>(L, 2, "map").transform));
+  });
+}
+
+int p_shuffle(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "shuffle");
+    return push_pipeline(L, p.shuffle(lua_isnoneornil(L, 2) || lua_toboolean(L, 2)));
+  });
+}
+
+int p_take(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "take");
+    return push_pipeline(L, p.take(check_integer(L, 2, "take")));
+  });
+}
+
+// ds:shard(rank, world): rank counts from 0, as torchrun numbers processes.
+int p_shard(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "shard");
+    return push_pipeline(L, p.shard(check_integer(L, 2, "shard"), check_integer(L, 3, "shard")));
+  });
+}
+
+int p_batch(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "batch");
+    const int64_t n = check_integer(L, 2, "batch");
+    Options o(L, 3, "batch", {"drop_last"});
+    return push_pipeline(L, p.batch(n, o.boolean("drop_last", false)));
+  });
+}
+
+int p_prefetch(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "prefetch");
+    return push_pipeline(L, p.prefetch(static_cast<int>(check_integer(L, 2, "prefetch"))));
+  });
+}
+
+int p_workers(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "workers");
+    return push_pipeline(L, p.workers(static_cast<int>(check_integer(L, 2, "workers"))));
+  });
+}
+
+int p_size(lua_State* L) {
+  return guarded(L, [&] {
+    lua_pushnumber(L, static_cast<double>(pipeline(L, "size").size()));
+    return 1;
+  });
+}
+
+int p_tostring(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string s = pipeline(L, "tostring").describe();
+    lua_pushstring(L, s.c_str());
+    return 1;
+  });
+}
+
+}  // namespace
+
+void push_batch(lua_State* L, const data::Batch& batch) {
+  lua_createtable(L, 0, 3);
+  push_tensor(L, batch.input);
+  lua_setfield(L, -2, "input");
+  if (batch.target.defined()) {
+    // Class targets are 1-based in Lua.
+    push_tensor(L, batch.target.scalar_type() == torch::kInt64 ? batch.target + 1 : batch.target);
+    lua_setfield(L, -2, "target");
+  }
+  if (batch.categorical.defined()) {
+    push_tensor(L, batch.categorical + 1);  // 1-based, as nn.Embedding takes them
+    lua_setfield(L, -2, "categorical");
+  }
+}
+
+namespace {
+
+int reader_next(lua_State* L) {
+  return guarded(L, [&] {
+    auto& box = check<ReaderBox>(L, lua_upvalueindex(1), "iter");
+    std::optional<data::Batch> batch = box.reader ? box.reader->next() : std::nullopt;
+    if (!batch) {
+      box.reader.reset();  // stop the workers as soon as the loop ends
+      lua_pushnil(L);
+      return 1;
+    }
+    push_batch(L, *batch);
+    return 1;
+  });
+}
+
+// for batch in ds:iter{epoch = 1, seed = 0, skip = 0} do ... end
+// skip: samples of that epoch already consumed; the iterator resumes right after them.
+int p_iter(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "iter");
+    Options o(L, 2, "iter", {"epoch", "seed", "skip"});
+    const int64_t epoch = o.integer("epoch", 1);
+    if (epoch < 1) throw ArgumentError("iter: epoch is 1-based");
+    const int64_t skip = o.integer("skip", 0);
+    if (skip < 0) throw ArgumentError("iter: skip must be >= 0");
+    push_new<ReaderBox>(L, ReaderBox{std::make_unique<data::EpochReader>(
+                               p, static_cast<uint64_t>(o.integer("seed", 0)), epoch - 1, skip)});
+    lua_pushcclosure(L, reader_next, 1);
+    return 1;
+  });
+}
+
+const luaL_Reg kPipelineMethods[] = {
+    {"map", p_map},     {"shuffle", p_shuffle},   {"batch", p_batch},     {"take", p_take},
+    {"shard", p_shard}, {"prefetch", p_prefetch}, {"workers", p_workers}, {"size", p_size},
+    {"iter", p_iter},   {nullptr, nullptr}};
+const luaL_Reg kPipelineMeta[] = {
+    {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
+
+// The entries of several nullptr-terminated lists in one, as luaL_setfuncs wants them.
+std::vector<luaL_Reg> joined(std::initializer_list<const luaL_Reg*> lists) {
+  std::vector<luaL_Reg> all;
+  for (const luaL_Reg* list : lists) {
+    for (const luaL_Reg* r = list; r->name; ++r) all.push_back(*r);
+  }
+  all.push_back({nullptr, nullptr});
+  return all;
+}
+
+}  // namespace
+
+int open_data(lua_State* L) {
+  require_library(L, "torch");
+  // define_type and luaL_setfuncs copy the entries: the lists need not outlive this call
+  const auto methods = joined({kPipelineMethods, csv_pipeline_methods()});
+  define_type(L, PipelineBox::kTypeName, methods.data(), kPipelineMeta, gc_userdata<PipelineBox>);
+  define_type(L, TransformBox::kTypeName, nullptr, nullptr, gc_userdata<TransformBox>);
+  define_type(L, ReaderBox::kTypeName, nullptr, nullptr, gc_userdata<ReaderBox>);
+  lua_newtable(L);
+  const auto functions = joined({sources_functions(), csv_functions(), transforms_functions()});
+  luaL_setfuncs(L, functions.data(), 0);
+  return 1;
+}
+
+}  // namespace engine::lua
