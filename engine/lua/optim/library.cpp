@@ -1,0 +1,21 @@
+// require 'optim': libtorch's optimizers (plus the engine's fused SGD and Adadelta) and
+// learning-rate schedulers, from optimizers.cpp and schedulers.cpp.
+#include <vector>
+
+#include "engine/lua/libraries.hpp"
+#include "engine/lua/optim/optim_parts.hpp"
+
+namespace engine::lua {
+
+int open_optim(lua_State* L) {
+  require_library(L, "torch");
+  define_type(L, OptimizerBox::kTypeName, optimizer_methods(), optimizer_metamethods(),
+              gc_userdata<OptimizerBox>);
+  define_type(L, SchedulerBox::kTypeName, scheduler_methods(), nullptr, gc_userdata<SchedulerBox>);
+  lua_newtable(L);
+  luaL_setfuncs(L, optimizer_functions(), 0);
+  luaL_setfuncs(L, scheduler_functions(), 0);
+  return 1;
+}
+
+}  // namespace engine::lua
