@@ -7,12 +7,12 @@ extern "C" {
 
 namespace engine::lua {
 
-int open_torch(lua_State* L);  // require 'torch'   (wrap_tensor.cpp)
+int open_torch(lua_State* L);  // require 'torch'   (torch/library.cpp)
 // Adds torch.save and torch.load to the table on top of the stack (wrap_serialize.cpp).
 void register_serialization(lua_State* L);
-int open_nn_core(lua_State* L);  // require 'nn.core' (wrap_module.cpp), extended by nn.lua
-int open_optim(lua_State* L);    // require 'optim'   (wrap_optim.cpp)
-int open_data(lua_State* L);     // require 'data'    (wrap_data.cpp)
+int open_nn_core(lua_State* L);  // require 'nn.core' (nn/library.cpp), extended by nn.lua
+int open_optim(lua_State* L);    // require 'optim'   (optim/library.cpp)
+int open_data(lua_State* L);     // require 'data'    (data/library.cpp)
 int open_engine(lua_State* L);   // require 'engine'  (wrap_engine.cpp)
 
 // Pushes the nn.F table (wrap_functional.cpp).
