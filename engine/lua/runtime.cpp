@@ -169,6 +169,14 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
   lua_pop(L, 1);
 }
 
+void extend_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta) {
+  push_metatable(L, name);
+  if (meta) luaL_setfuncs(L, meta, 0);
+  lua_getfield(L, -1, "__methods");
+  if (methods) luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 2);
+}
+
 std::string type_name(lua_State* L, int index) {
   if (lua_getmetatable(L, index)) {
     lua_pushliteral(L, "__name");  // raw: this runs while building error messages

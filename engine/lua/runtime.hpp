@@ -157,6 +157,9 @@ int gc_userdata(lua_State* L) {
 // (for types that also answer x[i]). The methods table is also kept as field __methods.
 void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
                  lua_CFunction gc, lua_CFunction index = nullptr);
+// Adds methods and metamethods (either may be nullptr) to a type define_type made, for
+// libraries whose bindings are spread over several files.
+void extend_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta);
 
 template <class T, class... Args>
 T& push_new(lua_State* L, Args&&... args) {

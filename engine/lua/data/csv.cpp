@@ -1,7 +1,5 @@
 // Part of require 'data': data.csv and its training statistics (ds:stats(), ds:classes()), read
 // from and handed to Lua as tables.
-#include <cctype>
-#include <filesystem>
 #include <memory>
 
 #include "engine/core/format.hpp"

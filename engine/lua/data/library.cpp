@@ -3,7 +3,6 @@
 // The sources, data.csv and the transforms are in this folder's other files; this one has the
 // pipeline's methods and assembles the library.
 #include <optional>
-#include <vector>
 
 #include "engine/data/loader.hpp"
 #include "engine/lua/data/data_parts.hpp"
@@ -140,28 +139,18 @@ const luaL_Reg kPipelineMethods[] = {
 const luaL_Reg kPipelineMeta[] = {
     {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
 
-// The entries of several nullptr-terminated lists in one, as luaL_setfuncs wants them.
-std::vector<luaL_Reg> joined(std::initializer_list<const luaL_Reg*> lists) {
-  std::vector<luaL_Reg> all;
-  for (const luaL_Reg* list : lists) {
-    for (const luaL_Reg* r = list; r->name; ++r) all.push_back(*r);
-  }
-  all.push_back({nullptr, nullptr});
-  return all;
-}
-
 }  // namespace
 
 int open_data(lua_State* L) {
   require_library(L, "torch");
-  // define_type and luaL_setfuncs copy the entries: the lists need not outlive this call
-  const auto methods = joined({kPipelineMethods, csv_pipeline_methods()});
-  define_type(L, PipelineBox::kTypeName, methods.data(), kPipelineMeta, gc_userdata<PipelineBox>);
+  define_type(L, PipelineBox::kTypeName, kPipelineMethods, kPipelineMeta, gc_userdata<PipelineBox>);
+  extend_type(L, PipelineBox::kTypeName, csv_pipeline_methods(), nullptr);
   define_type(L, TransformBox::kTypeName, nullptr, nullptr, gc_userdata<TransformBox>);
   define_type(L, ReaderBox::kTypeName, nullptr, nullptr, gc_userdata<ReaderBox>);
   lua_newtable(L);
-  const auto functions = joined({sources_functions(), csv_functions(), transforms_functions()});
-  luaL_setfuncs(L, functions.data(), 0);
+  for (const luaL_Reg* functions : {sources_functions(), csv_functions(), transforms_functions()}) {
+    luaL_setfuncs(L, functions, 0);
+  }
   return 1;
 }
 

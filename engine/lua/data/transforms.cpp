@@ -1,7 +1,5 @@
 // Part of require 'data': the transforms (normalize, resize, crops, flips, to_float, one_hot,
 // compose), each run by the loader's workers in C++.
-#include <cctype>
-#include <filesystem>
 #include <memory>
 
 #include "engine/data/image_transforms.hpp"

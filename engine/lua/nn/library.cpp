@@ -1,7 +1,5 @@
 // require 'nn.core': the module type (nn/module_methods.cpp), the layers (nn/layers.cpp), the
 // losses and metrics, and the hooks nn.lua uses to build modules written in Lua.
-#include <vector>
-
 #include "engine/lua/libraries.hpp"
 #include "engine/lua/lua_module.hpp"
 #include "engine/lua/nn/nn_parts.hpp"
@@ -142,16 +140,6 @@ const luaL_Reg kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
                              {"register_buffer", c_register_buffer},
                              {nullptr, nullptr}};
 
-// The layers' constructors and this file's functions in one list.
-std::vector<luaL_Reg> all_functions() {
-  std::vector<luaL_Reg> all;
-  for (const luaL_Reg* list : {layer_functions(), static_cast<const luaL_Reg*>(kLibrary)}) {
-    for (const luaL_Reg* r = list; r->name; ++r) all.push_back(*r);
-  }
-  all.push_back({nullptr, nullptr});
-  return all;
-}
-
 }  // namespace
 
 int open_nn_core(lua_State* L) {
@@ -164,8 +152,8 @@ int open_nn_core(lua_State* L) {
   define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);
 
   lua_newtable(L);
-  const auto functions = all_functions();  // luaL_setfuncs copies the entries
-  luaL_setfuncs(L, functions.data(), 0);
+  luaL_setfuncs(L, layer_functions(), 0);
+  luaL_setfuncs(L, kLibrary, 0);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
   push_functional(L);

@@ -1,8 +1,6 @@
 // require 'torch': the tensor type and the torch library, assembled from the parts in this
 // folder (construct, index, math, reduce, autograd, convert, linalg), each of which lists its
 // own methods, metamethods and torch.* functions.
-#include <vector>
-
 #include "engine/lua/libraries.hpp"
 #include "engine/lua/tensor_memory.hpp"
 #include "engine/lua/torch/torch_parts.hpp"
@@ -43,29 +41,17 @@ const char* kMirrored[] = {"add",         "sub",
                            "clamp",       "norm",
                            "bmm",         "outer"};
 
-// The parts' entries of one kind in one nullptr-terminated list, as luaL_setfuncs wants it.
-std::vector<luaL_Reg> joined(const luaL_Reg* TorchPart::*list) {
-  std::vector<luaL_Reg> all;
-  for (const TorchPart& part : {construct_part(), index_part(), math_part(), reduce_part(),
-                                autograd_part(), convert_part()}) {
-    for (const luaL_Reg* r = part.*list; r->name; ++r) all.push_back(*r);
-  }
-  all.push_back({nullptr, nullptr});
-  return all;
-}
-
 }  // namespace
 
 int open_torch(lua_State* L) {
-  // define_type and luaL_setfuncs copy the entries: the lists need not outlive this call
-  const auto methods = joined(&TorchPart::methods);
-  const auto meta = joined(&TorchPart::meta);
-  const auto functions = joined(&TorchPart::functions);
-  define_type(L, TensorBox::kTypeName, methods.data(), meta.data(), gc_tensor, tensor_index);
+  const TorchPart parts[] = {construct_part(), index_part(),    math_part(),
+                             reduce_part(),    autograd_part(), convert_part()};
+  define_type(L, TensorBox::kTypeName, nullptr, nullptr, gc_tensor, tensor_index);
+  for (const TorchPart& part : parts) extend_type(L, TensorBox::kTypeName, part.methods, part.meta);
   push_metatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
-  luaL_setfuncs(L, functions.data(), 0);
+  for (const TorchPart& part : parts) luaL_setfuncs(L, part.functions, 0);
   register_memory_functions(L, -1, -2);
   register_serialization(L);
   lua_newtable(L);  // torch.linalg
