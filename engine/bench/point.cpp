@@ -1,6 +1,5 @@
 #include "engine/bench/point.hpp"
 
-#include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/optim/sgd.h>
 
@@ -11,6 +10,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
+#include "engine/train/evaluator.hpp"
 #include "engine/train/precision.hpp"
 #include "engine/train/sgd.hpp"
 #include "engine/train/trainer.hpp"
@@ -140,24 +140,25 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   batch.input = torch::randn(batch_shape(o)).to(o.device);
   batch.target = torch::randint(0, o.classes, {o.batch_size}, torch::kInt64).to(o.device);
 
+  train::TrainSpec spec;
+  spec.name = "bench";
+  spec.seed = o.seed;
+  spec.device = o.device;
+  spec.model = model;
+  spec.options.precision = o.precision;
   if (o.phase == Phase::kInference) {
-    model.module->eval();
-    c10::InferenceMode inference;
-    train::AutocastScope autocast(o.precision, o.device);
+    // no loss in the spec: the evaluator's batch is the forward pass alone
+    train::Evaluator evaluator(spec);
+    train::Evaluator::Mode inference(spec);
     split = feed != nullptr;  // without a loader the forward pass is the whole batch
     time([&] {
-      model.forward(next_batch().input.to(o.device));
+      evaluator.evaluate_batch(next_batch());
       parts.end("forward");
     });
     return finish();
   }
 
   model.module->train();
-  train::TrainSpec spec;
-  spec.name = "bench";
-  spec.seed = o.seed;
-  spec.device = o.device;
-  spec.model = model;
   bool log_probabilities = false;
   {
     torch::NoGradGuard no_grad;
@@ -175,7 +176,6 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(o.input_shape, o.classes,
                                                                            o.batch_size, o.seed))
                         .batch(o.batch_size);
-  spec.options.precision = o.precision;
   spec.options.checkpoint.folder.clear();
   train::Trainer trainer(spec, {});
   trainer.on_step_part_end([&](train::Trainer::StepPart part) { parts.end(step_part_name(part)); });

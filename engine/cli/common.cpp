@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,13 +53,62 @@ size_t script_position(const std::vector<std::string>& args) {
 }
 
 std::unique_ptr<lua::Session> make_session(const std::string& script_path) {
+  return std::make_unique<lua::Session>(session_options(script_path));
+}
+
+lua::RuntimeOptions session_options(const std::string& script_path) {
   lua::RuntimeOptions options;
   const fs::path dir = fs::path(script_path).parent_path();
   options.script_dir = dir.empty() ? "." : dir.string();
   options.package_dirs = {options.script_dir, (fs::path(engine_home()) / "modules").string()};
   options.dataset_dirs = {(fs::current_path() / "datasets").string(),
                           (fs::path(engine_home()) / "datasets").string()};
-  return std::make_unique<lua::Session>(options);
+  return options;
+}
+
+std::optional<cxxopts::ParseResult> parse_script_command(cxxopts::Options& options,
+                                                         const std::vector<std::string>& args,
+                                                         const std::string& usage) {
+  options.positional_help("SCRIPT").show_positional_help();
+  options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>());
+  add_run_flags(options);
+  options.parse_positional({"script"});
+  auto flags = parse(options, args);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help({"", "run"}).c_str());
+    return std::nullopt;
+  }
+  if (!flags.count("script")) throw core::UsageError(options.program() + " needs " + usage);
+  return flags;
+}
+
+run::RunRequest run_request(const std::string& command, const cxxopts::ParseResult& flags,
+                            const std::vector<std::string>& args) {
+  run::RunRequest request;
+  request.script = flags["script"].as<std::string>();
+  check_script(request.script);
+  request.lua = session_options(request.script);
+  request.command = command;
+  for (const auto& a : args) request.command += " " + a;
+  request.threads = apply_common_flags(flags);
+  request.device = flags["device"].as<std::string>();
+  if (flags.count("seed")) request.seed = flags["seed"].as<uint64_t>();
+  if (flags.count("set")) request.overrides = flags["set"].as<std::vector<std::string>>();
+  return request;
+}
+
+const char* const kCheckpointHelp =
+    "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint)";
+
+run::RunRequest checkpoint_request(const std::string& command, const cxxopts::ParseResult& flags,
+                                   const std::vector<std::string>& args) {
+  if (!flags.count("checkpoint")) {
+    throw core::UsageError("--checkpoint is required: a checkpoint (ckpt-N.h5) or a run file");
+  }
+  auto request = run_request(command, flags, args);
+  request.checkpoint = flags["checkpoint"].as<std::string>();
+  request.checkpoint_flag = "--checkpoint";
+  return request;
 }
 
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args) {

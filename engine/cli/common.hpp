@@ -4,10 +4,12 @@
 #include <cxxopts.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/lua/session.hpp"
+#include "engine/run/run_context.hpp"
 
 namespace engine::cli {
 
@@ -28,6 +30,22 @@ int apply_common_flags(const cxxopts::ParseResult& flags);
 
 // A Lua session whose package.path starts with the script's folder, then the engine's modules/.
 std::unique_ptr<lua::Session> make_session(const std::string& script_path);
+lua::RuntimeOptions session_options(const std::string& script_path);
+
+// A command that runs a training script (train, eval, predict): SCRIPT is its positional
+// argument, the run flags are added. Prints the help and returns nothing for --help; without a
+// script, a UsageError shows `usage`.
+std::optional<cxxopts::ParseResult> parse_script_command(cxxopts::Options& options,
+                                                         const std::vector<std::string>& args,
+                                                         const std::string& usage);
+// What such a command's flags ask for: the script and its session's folders, the command line,
+// --device, --threads (applied here, with --quiet and --verbose), --seed and --set.
+run::RunRequest run_request(const std::string& command, const cxxopts::ParseResult& flags,
+                            const std::vector<std::string>& args);
+// The same for a command that needs --checkpoint (eval, predict).
+run::RunRequest checkpoint_request(const std::string& command, const cxxopts::ParseResult& flags,
+                                   const std::vector<std::string>& args);
+extern const char* const kCheckpointHelp;
 
 // Parses args (without the command name); throws UsageError for unknown or malformed flags.
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args);

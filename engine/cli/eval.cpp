@@ -4,66 +4,47 @@
 
 #include <cstdio>
 
-#include "engine/cli/checkpoint_run.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
-#include "engine/io/run_writer.hpp"
-#include "engine/train/trainer.hpp"
+#include "engine/core/timer.hpp"
+#include "engine/train/evaluator.hpp"
 
 namespace engine::cli {
 
 int eval_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine eval",
                            "Evaluate a checkpoint on the script's validation (or training) data.");
-  options.positional_help("SCRIPT").show_positional_help();
-  options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>())(
-      "checkpoint", "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint)",
-      cxxopts::value<std::string>())("split", "validation or train",
-                                     cxxopts::value<std::string>()->default_value("validation"));
-  add_run_flags(options);
-  options.parse_positional({"script"});
-  auto flags = parse(options, args);
-  if (flags.count("help")) {
-    std::printf("%s\n", options.help({"", "run"}).c_str());
-    return 0;
-  }
-  if (!flags.count("script"))
-    throw core::UsageError("engine eval needs a script: engine eval SCRIPT.lua --checkpoint CKPT");
-  const std::string split = flags["split"].as<std::string>();
+  options.add_options()("checkpoint", kCheckpointHelp, cxxopts::value<std::string>())(
+      "split", "validation or train", cxxopts::value<std::string>()->default_value("validation"));
+  const auto flags = parse_script_command(
+      options, args, "a script and a checkpoint: engine eval SCRIPT.lua --checkpoint CKPT");
+  if (!flags) return 0;
+  const std::string split = (*flags)["split"].as<std::string>();
   if (split != "validation" && split != "train") {
     throw core::UsageError("--split must be 'validation' or 'train', got '" + split + "'");
   }
-  const std::string script_path = flags["script"].as<std::string>();
-  auto run = open_checkpoint_run(script_path, flags);
-  auto& spec = run->spec;
+  run::RunContext context(checkpoint_request("engine eval", *flags, args),
+                          run::CheckpointUse::kWeights);
+  auto& spec = context.spec();
   const auto& pipeline = split == "train" ? spec.train_data : spec.validation_data;
   if (!pipeline) {
     throw core::UsageError("the script's data function returns no '" + split + "' pipeline");
   }
   spdlog::info("{} data: {}", split, pipeline->describe());
 
-  io::RunInfo info;
-  info.name = spec.name;
-  info.command = "engine eval";
-  for (const auto& a : args) info.command += " " + a;
-  info.script_path = script_path;
-  info.script_text = read_file(script_path);
-  info.device = spec.device.str();
-  info.threads = run->threads;
-  info.seed = run->info.seed;
-  io::RunWriter writer(
-      io::RunWriter::new_run_path(flags["out"].as<std::string>(), spec.name + "/eval"), info);
-  writer.write_hparams(run->script->hparams());
+  auto& writer = context.open_run_file((*flags)["out"].as<std::string>(), "/eval");
+  const int64_t step = context.checkpoint_info().step;
   try {
-    train::Trainer trainer(spec, {});
+    train::Evaluator evaluator(spec);
+    evaluator.set_position(1, step);
     core::Timer clock;
-    const auto metrics = trainer.evaluate(*pipeline, nullptr);
-    writer.append_metrics(split, run->info.step, 0, clock.seconds(), metrics);
-    writer.write_stop_reason("evaluated " + run->checkpoint);
+    const auto metrics = evaluator.run(*pipeline);
+    writer.append_metrics(split, step, 0, clock.seconds(), metrics);
+    writer.write_stop_reason("evaluated " + context.checkpoint());
     writer.finish("completed");
-    std::printf("%s of %s (step %lld):\n", split.c_str(), run->checkpoint.c_str(),
-                static_cast<long long>(run->info.step));
+    std::printf("%s of %s (step %lld):\n", split.c_str(), context.checkpoint().c_str(),
+                static_cast<long long>(step));
     for (const auto& [name, value] : metrics) std::printf("  %-20s %.6g\n", name.c_str(), value);
   } catch (const std::exception& e) {
     writer.finish("failed", core::describe_exception(e));

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "engine/cli/checkpoint_run.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
@@ -19,7 +18,7 @@
 #include "engine/data/image_codec.hpp"
 #include "engine/data/image_folder.hpp"
 #include "engine/data/tabular.hpp"
-#include "engine/train/trainer.hpp"
+#include "engine/train/evaluator.hpp"
 
 namespace engine::cli {
 namespace {
@@ -264,27 +263,19 @@ class PredictionWriter {
 int predict_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine predict",
                            "Predictions of a checkpoint's model for new data (CSV or images).");
-  options.positional_help("SCRIPT").show_positional_help();
-  options.add_options()("script", "training script (.lua)", cxxopts::value<std::string>())(
-      "checkpoint", "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint)",
-      cxxopts::value<std::string>())(
+  options.add_options()("checkpoint", kCheckpointHelp, cxxopts::value<std::string>())(
       "input", "CSV: rows with the training columns, or a 'path' column of images",
       cxxopts::value<std::string>())("output", "file to write (default: standard output)",
                                      cxxopts::value<std::string>())(
       "format", "csv or jsonl (default: from --output's extension, else csv)",
       cxxopts::value<std::string>());
-  add_run_flags(options);
-  options.parse_positional({"script"});
-  auto flags = parse(options, args);
-  if (flags.count("help")) {
-    std::printf("%s\n", options.help({"", "run"}).c_str());
-    return 0;
-  }
-  if (!flags.count("script") || !flags.count("input")) {
-    throw core::UsageError(
-        "engine predict needs a script, a checkpoint and an input: engine predict SCRIPT.lua "
-        "--checkpoint CKPT --input FILE.csv [--output FILE]");
-  }
+  const std::string usage =
+      "a script, a checkpoint and an input: engine predict SCRIPT.lua --checkpoint CKPT --input "
+      "FILE.csv [--output FILE]";
+  const auto parsed = parse_script_command(options, args, usage);
+  if (!parsed) return 0;
+  const auto& flags = *parsed;
+  if (!flags.count("input")) throw core::UsageError("engine predict needs " + usage);
   const std::string input = flags["input"].as<std::string>();
   if (!fs::is_regular_file(input)) throw core::UsageError("--input " + input + ": no such file");
   const std::string output = flags.count("output") ? flags["output"].as<std::string>() : "";
@@ -296,9 +287,10 @@ int predict_command(const std::vector<std::string>& args) {
   if (format != "csv" && format != "jsonl") {
     throw core::UsageError("--format must be csv or jsonl, got '" + format + "'");
   }
-  auto run = open_checkpoint_run(flags["script"].as<std::string>(), flags);
-  auto& spec = run->spec;
-  auto in = input_pipeline(spec, run->checkpoint, input);
+  run::RunContext context(checkpoint_request("engine predict", flags, args),
+                          run::CheckpointUse::kWeights);
+  auto& spec = context.spec();
+  auto in = input_pipeline(spec, context.checkpoint(), input);
   spdlog::info("input: {}", in.pipeline->describe());
 
   std::ofstream file;
@@ -309,8 +301,9 @@ int predict_command(const std::vector<std::string>& args) {
   std::ostream& out = output.empty() ? std::cout : file;
   const bool class_output = !in.classes.empty() || (spec.loss && spec.loss->takes_class_targets());
   PredictionWriter writer(out, format == "jsonl", in.classes, class_output);
-  train::Trainer trainer(spec, {});
-  trainer.evaluate(*in.pipeline, [&](const data::Batch& batch, const torch::Tensor& output_) {
+  train::Evaluator evaluator(spec);
+  evaluator.set_position(1, context.checkpoint_info().step);
+  evaluator.run(*in.pipeline, [&](const data::Batch& batch, const torch::Tensor& output_) {
     if (!output_.defined()) {
       throw core::ScriptError(
           "evaluate_batch must return the model's output ({output = out, ...}) "

@@ -144,49 +144,80 @@ std::map<std::string, io::HParam> TrainScript::hparams() const {
   return out;
 }
 
-void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
+// The script's type of a hyperparameter, as a value of that type's kind: what an assignment
+// to it must fit. Throws UsageError (prefixed by `who`) when the script does not declare it or
+// declares a table or a function.
+int TrainScript::hparam_type(const std::string& key, const std::string& who) const {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
   push_hparams();
-  const int table = lua_gettop(L);
+  raw_get(L, lua_gettop(L), key.c_str());
+  const int type = lua_type(L, -1);
+  if (type == LUA_TNIL) {
+    std::vector<std::string> known;
+    for (const auto& [k, v] : hparams()) known.push_back(k);
+    throw core::UsageError(
+        who + ": unknown hyperparameter '" + key + "' (" + path_ + " declares: " +
+        (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
+  }
+  if (type != LUA_TNUMBER && type != LUA_TBOOLEAN && type != LUA_TSTRING) {
+    throw core::UsageError(who + ": '" + key + "' is a " + lua_typename(L, type) +
+                           " in the script; only numbers, booleans and strings can be set");
+  }
+  return type;
+}
+
+void TrainScript::assign_hparam(const std::string& key, const io::HParam& value) {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_hparams();
+  lua_pushstring(L, key.c_str());
+  if (const auto* number = std::get_if<double>(&value)) {
+    lua_pushnumber(L, *number);
+  } else if (const auto* flag = std::get_if<bool>(&value)) {
+    lua_pushboolean(L, *flag);
+  } else {
+    lua_pushstring(L, std::get<std::string>(value).c_str());
+  }
+  lua_rawset(L, -3);
+}
+
+void TrainScript::set_hparams(const std::map<std::string, io::HParam>& values,
+                              const std::string& origin) {
+  static const char* const kKinds[] = {"a number", "a boolean", "a string"};
+  for (const auto& [key, value] : values) {
+    const int type = hparam_type(key, origin);
+    const int expected = type == LUA_TNUMBER ? 0 : type == LUA_TBOOLEAN ? 1 : 2;
+    if (static_cast<int>(value.index()) != expected) {
+      throw core::UsageError(origin + ": '" + key + "' is " + kKinds[value.index()] +
+                             " there but " + kKinds[expected] + " in " + path_);
+    }
+    assign_hparam(key, value);
+  }
+}
+
+void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
   for (const auto& assignment : assignments) {
+    const std::string who = "--set " + assignment;
     const auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw core::UsageError("--set " + assignment + ": expected key=value");
-    }
-    const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-    raw_get(L, table, key.c_str());
-    const int type = lua_type(L, -1);
-    lua_pop(L, 1);
-    if (type == LUA_TNIL) {
-      std::vector<std::string> known;
-      for (const auto& [k, v] : hparams()) known.push_back(k);
-      throw core::UsageError(
-          "--set " + assignment + ": unknown hyperparameter '" + key + "' (known: " +
-          (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
-    }
-    lua_pushstring(L, key.c_str());
-    double number = 0;
+    if (eq == std::string::npos || eq == 0) throw core::UsageError(who + ": expected key=value");
+    const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+    const int type = hparam_type(key, who);
+    io::HParam value = text;
     if (type == LUA_TNUMBER) {
-      if (!parse_number(value, &number)) {
-        throw core::UsageError("--set " + assignment + ": '" + key +
-                               "' is a number in the script, got '" + value + "'");
+      double number = 0;
+      if (!parse_number(text, &number)) {
+        throw core::UsageError(who + ": '" + key + "' is a number in the script, got '" + text +
+                               "'");
       }
-      lua_pushnumber(L, number);
+      value = number;
     } else if (type == LUA_TBOOLEAN) {
-      if (value != "true" && value != "false") {
-        throw core::UsageError("--set " + assignment + ": '" + key +
-                               "' is a boolean in the script (true or false)");
+      if (text != "true" && text != "false") {
+        throw core::UsageError(who + ": '" + key + "' is a boolean in the script (true or false)");
       }
-      lua_pushboolean(L, value == "true");
-    } else if (type == LUA_TSTRING) {
-      lua_pushstring(L, value.c_str());
-    } else {
-      throw core::UsageError("--set " + assignment + ": '" + key + "' is a " +
-                             lua_typename(L, type) +
-                             " in the script; only numbers, booleans and strings can be set");
+      value = text == "true";
     }
-    lua_rawset(L, table);
+    assign_hparam(key, value);
   }
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/io/run_writer.hpp"
+#include "engine/io/hparam.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
@@ -27,8 +27,11 @@ class TrainScript {
 
   std::string name() const;  // the script's `name`, or its file name without .lua
   std::optional<uint64_t> seed() const;
-  // "key=value" pairs; the key must exist in hparams and the value must fit its type.
+  // "key=value" pairs (--set); the key must exist in hparams and the value must fit its type.
   void apply_overrides(const std::vector<std::string>& assignments);
+  // Typed values (a checkpoint's hyperparameters); each must exist in hparams with the same
+  // type. origin names where they come from in every error ("--resume runs/a.h5").
+  void set_hparams(const std::map<std::string, io::HParam>& values, const std::string& origin);
   std::map<std::string, io::HParam> hparams() const;
   // Builds the run; the model is moved to `device` before the optimizer sees its parameters.
   train::TrainSpec build(torch::Device device, uint64_t seed);
@@ -36,6 +39,8 @@ class TrainScript {
  private:
   void push_field(const char* key) const;  // pushes spec[key]
   void push_hparams() const;
+  int hparam_type(const std::string& key, const std::string& who) const;  // a LUA_T* number
+  void assign_hparam(const std::string& key, const io::HParam& value);
   // Pushes spec[key](args...) or spec[key] itself when it is not a function; the nargs
   // arguments are on the stack already.
   void call_field(const char* key, int nargs) const;

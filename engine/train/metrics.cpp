@@ -142,6 +142,19 @@ BatchMetrics MetricAccumulator::evaluate(double loss, const torch::Tensor& outpu
   return out;
 }
 
+BatchMetrics MetricAccumulator::measure(const std::map<std::string, double>& values,
+                                        const torch::Tensor& output, const torch::Tensor& target,
+                                        int64_t samples) const {
+  BatchMetrics out;
+  if (output.defined()) {
+    out = evaluate(0.0, output.detach().to(torch::kFloat32), target);
+    out.means.erase("loss");  // a loss only where one was computed: it is among the values
+  }
+  out.samples = samples;
+  for (const auto& [name, value] : values) out.means[name] = value;
+  return out;
+}
+
 void MetricAccumulator::add(const BatchMetrics& batch) {
   add(batch.means, batch.samples);
   if (!batch.counts.defined()) return;

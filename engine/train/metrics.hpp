@@ -44,6 +44,11 @@ class MetricAccumulator {
   // The loss (a mean over the batch) and the named metrics of one batch.
   BatchMetrics evaluate(double loss, const torch::Tensor& output,
                         const torch::Tensor& target) const;
+  // One batch of `samples` samples as the trainer and the evaluator count it: the named metrics
+  // of its output (none when there is no output), then `values` (the loss, a hook's values,
+  // what ctx:log gave), which win over metrics of the same name.
+  BatchMetrics measure(const std::map<std::string, double>& values, const torch::Tensor& output,
+                       const torch::Tensor& target, int64_t samples) const;
   void add(const BatchMetrics& batch);
   // Adds a batch of `samples` samples whose per-sample averages are `values`.
   void add(const std::map<std::string, double>& values, int64_t samples);

@@ -15,6 +15,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/evaluator.hpp"
 #include "engine/train/sgd.hpp"
 
 namespace engine::train {
@@ -207,7 +208,6 @@ bool Trainer::backward(const torch::Tensor& loss) {
 }
 
 bool Trainer::step() {
-  if (evaluating_) throw core::UsageError("ctx:step() cannot be called in evaluate_batch");
   if (batch_stepped_) {
     throw core::UsageError("train_batch called ctx:step() twice for one batch");
   }
@@ -298,16 +298,13 @@ void Trainer::run_batch(const data::Batch& batch) {
   window_samples_ += n;
   if (batch_nan_) return;  // its values would turn every average into NaN
   torch::NoGradGuard no_grad;
-  BatchMetrics values;
-  if (result.output.defined() && batch.target.defined()) {
-    auto it = result.values.find("loss");
-    values = state_.window.evaluate(it == result.values.end() ? 0.0 : it->second,
-                                    result.output.detach().to(torch::kFloat32),
-                                    batch.target.to(spec_.device));
+  for (const auto& [name, value] : logged_) result.values[name] = value;
+  torch::Tensor output, target;  // the built-in metrics need both
+  if (batch.target.defined()) {
+    output = result.output;
+    target = batch.target.to(spec_.device);
   }
-  values.samples = n;
-  for (const auto& [name, value] : result.values) values.means[name] = value;
-  for (const auto& [name, value] : logged_) values.means[name] = value;
+  const auto values = state_.window.measure(result.values, output, target, n);
   state_.window.add(values);
   state_.epoch_metrics.add(values);
 }
@@ -455,57 +452,7 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
 
 std::map<std::string, double> Trainer::validate() {
   if (!spec_.validation_data) return {};
-  return evaluate(*spec_.validation_data, nullptr);
-}
-
-std::map<std::string, double> Trainer::evaluate(const data::Pipeline& pipeline,
-                                                const BatchOutputs& on_batch) {
-  torch::NoGradGuard no_grad;
-  spec_.model.module->eval();
-  evaluating_ = true;
-  struct Restore {  // back to training however this ends
-    Trainer& t;
-    ~Restore() {
-      t.evaluating_ = false;
-      t.spec_.model.module->train();
-    }
-  } restore{*this};
-  MetricAccumulator acc(spec_.metrics, spec_.custom_metrics);
-  data::EpochReader reader(pipeline, spec_.seed, 0);
-  while (auto batch = reader.next()) {
-    logged_.clear();
-    BatchResult result;
-    const bool labelled = batch->target.defined();
-    {
-      AutocastScope autocast(spec_.options.precision, spec_.device);
-      if (spec_.hooks.evaluate_batch) {
-        result = spec_.hooks.evaluate_batch(*this, *batch);
-      } else {
-        result.output = spec_.model.forward(batch->input.to(spec_.device));
-        if (spec_.loss && labelled) {
-          result.values["loss"] = (*spec_.loss)(result.output, batch->target.to(spec_.device))
-                                      .to(torch::kFloat64)
-                                      .item<double>();
-        }
-      }
-    }
-    if (on_batch) on_batch(*batch, result.output);
-    if (!labelled) continue;
-    BatchMetrics values;
-    if (result.output.defined()) {
-      auto it = result.values.find("loss");
-      values = acc.evaluate(it == result.values.end() ? 0.0 : it->second,
-                            result.output.to(torch::kFloat32), batch->target.to(spec_.device));
-    }
-    values.samples = batch->size();
-    for (const auto& [name, value] : result.values) values.means[name] = value;
-    for (const auto& [name, value] : logged_) values.means[name] = value;
-    acc.add(values);
-  }
-  auto out = acc.averages();
-  const int64_t skipped = reader.skipped() + pipeline.source().skipped_at_load();
-  if (skipped > 0) out["skipped_records"] = static_cast<double>(skipped);  // skip_bad at work
-  return out;
+  return Evaluator(spec_, this).run(*spec_.validation_data);
 }
 
 double Trainer::watched_value(const MetricGoal& goal) const {

@@ -38,13 +38,8 @@ class Trainer : public StepContext {
   // Restores a checkpoint of this script's run: the next run() goes on where it was written.
   void resume_from(const std::string& checkpoint_path);
   TrainResult run();
-  // Runs the whole validation split once; averages per sample.
+  // Runs the whole validation split once through an Evaluator; averages per sample.
   std::map<std::string, double> validate();
-  // Runs the model (or the evaluate_batch hook) over a pipeline in evaluation mode; hands each
-  // batch's output to on_batch when given; returns the metrics of labelled batches.
-  using BatchOutputs = std::function<void(const data::Batch&, const torch::Tensor& output)>;
-  std::map<std::string, double> evaluate(const data::Pipeline& pipeline,
-                                         const BatchOutputs& on_batch);
   const TrainerState& state() const { return state_; }
   // One batch through the training step alone (forward, loss, backward, and the optimizer
   // step that closes each accumulation group), without metrics, logging, validation or
@@ -65,7 +60,7 @@ class Trainer : public StepContext {
   void stop(const std::string& reason) override;
   int64_t epoch() const override { return state_.epoch + 1; }
   int64_t step_index() const override { return state_.step; }
-  bool training() const override { return !evaluating_; }
+  bool training() const override { return true; }
 
  private:
   void train_epoch();
@@ -102,7 +97,6 @@ class Trainer : public StepContext {
   bool batch_nan_ = false;       // the current batch's loss was not finite and was skipped
   bool checkpoint_due_ = false;  // the next checkpoint is the best one so far
   bool stop_ = false;
-  bool evaluating_ = false;
   std::string stop_reason_;
   std::string last_checkpoint_;
   std::map<std::string, double> logged_;  // ctx:log values of the current batch

@@ -18,7 +18,8 @@ declare -A allowed=(
   [bench]="core io nn data train"
   [dist]="core io nn data train"
   [lua]="core io nn data train bench dist"
-  [cli]="core io nn data train bench dist lua"
+  [run]="core io nn data train bench dist lua"
+  [cli]="core io nn data train bench dist lua run"
 )
 
 violations=0
@@ -45,15 +46,15 @@ while IFS=: read -r file line text; do
   case "$file" in lua/*) ;; *) report "engine/$file:$line: Lua's header outside engine/lua: ${text#"${text%%[![:space:]]*}"}" ;; esac
 done < <(grep -rnE --include='*.hpp' --include='*.cpp' '#[[:space:]]*include[[:space:]]*[<"](lua|lauxlib|lualib|luajit|lua\.hpp)(\.h)?[">]' */)
 
-# engine/cli: the session facade only, and no Lua C API.
+# engine/run and engine/cli: the session facade only, and no Lua C API.
 while IFS=: read -r file line text; do
   [ -n "$file" ] || continue
-  case "$text" in *'"engine/lua/session.hpp"'*) ;; *) report "engine/$file:$line: the commands reach Lua through engine/lua/session.hpp only" ;; esac
-done < <(grep -rn --include='*.hpp' --include='*.cpp' '#[[:space:]]*include[[:space:]]*"engine/lua/' cli)
+  case "$text" in *'"engine/lua/session.hpp"'*) ;; *) report "engine/$file:$line: the floors above engine/lua reach Lua through engine/lua/session.hpp only" ;; esac
+done < <(grep -rn --include='*.hpp' --include='*.cpp' '#[[:space:]]*include[[:space:]]*"engine/lua/' run cli)
 while IFS=: read -r file line text; do
   [ -n "$file" ] || continue
-  report "engine/$file:$line: Lua's C API in a command (move it behind engine/lua/session.hpp)"
-done < <(grep -rnE --include='*.hpp' --include='*.cpp' '\blua_State\b|\blua_[a-z]+[[:space:]]*\(|\bluaL_[a-zA-Z]+' cli)
+  report "engine/$file:$line: Lua's C API above engine/lua (move it behind engine/lua/session.hpp)"
+done < <(grep -rnE --include='*.hpp' --include='*.cpp' '\blua_State\b|\blua_[a-z]+[[:space:]]*\(|\bluaL_[a-zA-Z]+' run cli)
 
 if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s) of the layer rules (docs/architecture.md)"

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <c10/core/InferenceMode.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
@@ -127,13 +128,22 @@ TEST_CASE("run_point, training: the trainer's step changes the weights; the loss
 
 TEST_CASE("run_point, inference: forward only, evaluation mode, weights untouched") {
   auto model = tiny_model(true);
+  int forwards = 0, in_evaluation = 0;
+  const auto forward = model.forward;
+  model.forward = [&, forward](const torch::Tensor& x) {
+    ++forwards;
+    if (!model.module->is_training() && c10::InferenceMode::is_enabled()) ++in_evaluation;
+    return forward(x);
+  };
   const auto before = model.module->parameters()[0].clone();
   const auto r = bench::run_point(model, tiny_options(bench::Phase::kInference));
   CHECK(r.batch_ms.size() == 7);
   CHECK(r.loss.empty());
   CHECK(torch::equal(before, model.module->parameters()[0]));
-  CHECK_FALSE(model.module->is_training());
-  CHECK(r.part_ms.empty());  // without a loader the forward pass is the whole batch
+  CHECK(forwards == 9);  // 2 warm-up, 7 timed
+  CHECK(in_evaluation == forwards);
+  CHECK(model.module->is_training());  // the mode it had before
+  CHECK(r.part_ms.empty());            // without a loader the forward pass is the whole batch
 }
 
 TEST_CASE("run_point refuses bad options, naming the flag") {

@@ -229,6 +229,18 @@ $b"
       --checkpoint nowhere.h5
     expect 2 "--input nowhere.csv: no such file" -- "$ENGINE" predict \
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input nowhere.csv
+    # errors about a checkpoint name the flag it came from, not --set
+    echo junk > bad.h5
+    expect 5 "--checkpoint bad.h5: HDF5: cannot open file bad.h5" -- "$ENGINE" eval \
+      "$REPO/scripts/loans_wide_deep.lua" --checkpoint bad.h5
+    expect 5 "--resume bad.h5: HDF5: cannot open file bad.h5" -- "$ENGINE" train \
+      "$REPO/scripts/loans_wide_deep.lua" --resume bad.h5
+    printf 'return {hparams = {lr = 1, epochs = "two"}}\n' > fewer.lua
+    expect 2 "--checkpoint $run (checkpoint " "unknown hyperparameter 'batch_size' (fewer.lua declares: epochs, lr)" \
+      -- "$ENGINE" eval fewer.lua --checkpoint "$run"
+    printf 'return {hparams = {lr = 1, epochs = "two", batch_size = 1, model = "m", root = "r"}}\n' > typed.lua
+    expect 2 "--checkpoint $run (checkpoint " "'epochs' is a number there but a string in typed.lua" \
+      -- "$ENGINE" eval typed.lua --checkpoint "$run"
     tiny
     expect 4 "/model/" "different model" -- "$ENGINE" eval "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
       --checkpoint "$run"

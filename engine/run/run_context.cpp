@@ -1,0 +1,117 @@
+#include "engine/run/run_context.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "engine/core/device.hpp"
+#include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
+#include "engine/core/seed.hpp"
+
+namespace engine::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint64_t fresh_seed() {
+  return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
+         1000000007ULL;
+}
+
+}  // namespace
+
+RunContext::RunContext(RunRequest request, CheckpointUse use)
+    : request_(std::move(request)), use_(use) {
+  const torch::Device device = core::parse_device(request_.device);
+  if (!request_.checkpoint.empty()) {
+    checkpoint_ = about_checkpoint(
+        [&] { return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag); });
+    info_ = about_checkpoint([&] { return train::read_checkpoint_info(checkpoint_); });
+  }
+  session_ = std::make_unique<lua::Session>(request_.lua);
+  script_ = session_->train_script(request_.script);
+  if (has_checkpoint()) script_->set_hparams(info_.hparams, checkpoint_origin());
+  if (!request_.overrides.empty()) {
+    if (has_checkpoint() && use_ == CheckpointUse::kResume) {
+      spdlog::warn(
+          "--set changes hyperparameters of a resumed run; its run file records the new values");
+    }
+    script_->apply_overrides(request_.overrides);
+  }
+  if (has_checkpoint()) {
+    if (request_.seed && *request_.seed != info_.seed) {
+      spdlog::warn("--seed {} ignored: the checkpoint's seed is {}", *request_.seed, info_.seed);
+    }
+    seed_ = info_.seed;
+  } else {
+    seed_ = request_.seed ? *request_.seed : script_->seed().value_or(fresh_seed());
+  }
+  core::seed_everything(seed_);
+  spec_ = script_->build(device, seed_);
+  if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
+    about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
+    spdlog::info("model weights from {} (step {})", checkpoint_, info_.step);
+  }
+}
+
+RunContext::~RunContext() = default;
+
+std::string RunContext::checkpoint_origin() const {
+  std::string origin = request_.checkpoint_flag + " " + request_.checkpoint;
+  if (!checkpoint_.empty() && checkpoint_ != request_.checkpoint)
+    origin += " (checkpoint " + checkpoint_ + ")";
+  return origin;
+}
+
+void RunContext::rethrow_about_checkpoint(const std::exception& e) const {
+  const std::string message = e.what();
+  const std::string origin = checkpoint_origin();
+  const std::string named =
+      message.rfind(request_.checkpoint_flag + " ", 0) == 0 ? message : origin + ": " + message;
+  if (dynamic_cast<const core::IoError*>(&e)) throw core::IoError(named);
+  throw core::DataError(named);
+}
+
+io::RunInfo RunContext::run_info() const {
+  io::RunInfo info;
+  info.name = spec_.name;
+  info.command = request_.command;
+  info.script_path = request_.script;
+  const auto text = core::read_file(request_.script);
+  info.script_text.assign(text.begin(), text.end());
+  info.device = spec_.device.str();
+  info.threads = request_.threads;
+  info.seed = seed_;
+  return info;
+}
+
+io::RunWriter& RunContext::open_run_file(const std::string& root, const std::string& suffix) {
+  if (run_file_) throw std::logic_error("the run file is opened once");
+  const bool resuming = has_checkpoint() && use_ == CheckpointUse::kResume;
+  if (resuming && fs::is_regular_file(info_.run_file)) {
+    try {
+      run_file_ = std::make_unique<io::RunWriter>(info_.run_file, info_.rows, request_.command);
+    } catch (const core::Error& e) {  // a file damaged by the crash: keep it, start another
+      spdlog::warn("cannot continue the run file {} ({}); the resumed run gets a new one",
+                   info_.run_file, e.what());
+    }
+  } else if (resuming) {
+    spdlog::warn("the checkpoint's run file {} is missing; the resumed run gets a new one",
+                 info_.run_file);
+  }
+  if (!run_file_) {
+    run_file_ = std::make_unique<io::RunWriter>(
+        io::RunWriter::new_run_path(root, spec_.name + suffix), run_info());
+  }
+  run_file_->write_hparams(script_->hparams());
+  return *run_file_;
+}
+
+io::RunWriter& RunContext::run_file() {
+  if (!run_file_) throw std::logic_error("open_run_file() first");
+  return *run_file_;
+}
+
+}  // namespace engine::run

@@ -1,0 +1,92 @@
+// What every command that runs a training script sets up, made once and the same way for
+// engine train (fresh or --resume), eval and predict: the script read in its own Lua session,
+// a checkpoint resolved and its hyperparameters applied as typed values (then --set), the seed
+// decided and applied, the spec built on the device, the checkpoint's weights loaded (or left
+// for the trainer to resume from), and one run file. Errors about the checkpoint name the flag
+// the user gave (--resume, --checkpoint).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/errors.hpp"
+#include "engine/io/run_writer.hpp"
+#include "engine/lua/session.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/spec.hpp"
+
+namespace engine::run {
+
+struct RunRequest {
+  std::string script;                  // path of the training script (.lua)
+  lua::RuntimeOptions lua;             // its session's require path and dataset folders
+  std::string command;                 // the command line as typed, for the run file
+  std::string device = "cpu";          // --device
+  int threads = 1;                     // libtorch threads in use, for the run file
+  std::optional<uint64_t> seed;        // --seed
+  std::vector<std::string> overrides;  // --set key=value, applied after a checkpoint's values
+  std::string checkpoint;              // a checkpoint or a run file (its latest); empty: none
+  std::string checkpoint_flag = "--checkpoint";  // the flag checkpoint came from
+};
+
+// What the checkpoint is for: the trainer's whole state (engine train --resume), or the
+// model's weights (engine eval, engine predict).
+enum class CheckpointUse { kResume, kWeights };
+
+class RunContext {
+ public:
+  RunContext(RunRequest request, CheckpointUse use);
+  ~RunContext();
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+
+  const RunRequest& request() const { return request_; }
+  train::TrainSpec& spec() { return spec_; }
+  lua::TrainScript& script() { return *script_; }
+  uint64_t seed() const { return seed_; }
+  bool has_checkpoint() const { return !checkpoint_.empty(); }
+  const std::string& checkpoint() const { return checkpoint_; }  // resolved: a ckpt-N.h5
+  const train::CheckpointInfo& checkpoint_info() const { return info_; }
+  // "--resume runs/mnist/a.h5": where the checkpoint came from, as errors name it.
+  std::string checkpoint_origin() const;
+
+  // Runs fn; a DataError or IoError from reading the checkpoint comes out naming its flag.
+  template <typename Fn>
+  auto about_checkpoint(Fn&& fn) const -> decltype(fn());
+
+  // The run file, opened once: a resumed training run continues its checkpoint's run file when
+  // it is there and readable; otherwise a new one, root/<name><suffix>/<time>.h5. The
+  // hyperparameters in use are written to it.
+  io::RunWriter& open_run_file(const std::string& root, const std::string& suffix = "");
+  io::RunWriter& run_file();
+
+ private:
+  io::RunInfo run_info() const;
+  [[noreturn]] void rethrow_about_checkpoint(const std::exception& e) const;
+
+  RunRequest request_;
+  CheckpointUse use_;
+  std::string checkpoint_;
+  train::CheckpointInfo info_;
+  uint64_t seed_ = 0;
+  std::unique_ptr<lua::Session> session_;     // outlives the script
+  std::unique_ptr<lua::TrainScript> script_;  // outlives the spec, whose hooks call into it
+  train::TrainSpec spec_;
+  std::unique_ptr<io::RunWriter> run_file_;
+};
+
+template <typename Fn>
+auto RunContext::about_checkpoint(Fn&& fn) const -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const core::DataError& e) {
+    rethrow_about_checkpoint(e);
+  } catch (const core::IoError& e) {
+    rethrow_about_checkpoint(e);
+  }
+}
+
+}  // namespace engine::run

@@ -1,0 +1,94 @@
+#include <doctest/doctest.h>
+
+#include <c10/core/InferenceMode.h>
+
+#include "engine/core/errors.hpp"
+#include "engine/train/evaluator.hpp"
+#include "engine/train/trainer.hpp"
+#include "tests/train/blob_spec.hpp"
+
+using namespace engine;
+using engine::test::blob_spec;
+
+TEST_CASE("Evaluator: metrics per sample over a pipeline, in evaluation mode, mode restored") {
+  auto spec = blob_spec(3, /*dropout=*/0.5);
+  int forwards = 0, in_evaluation = 0;
+  const auto forward = spec.model.forward;
+  spec.model.forward = [&, forward](const torch::Tensor& x) {
+    ++forwards;
+    if (!spec.model.module->is_training() && c10::InferenceMode::is_enabled()) ++in_evaluation;
+    return forward(x);
+  };
+  spec.model.module->train();
+  train::Evaluator evaluator(spec);
+  std::vector<int64_t> sizes;
+  const auto metrics = evaluator.run(*spec.validation_data,
+                                     [&](const data::Batch& batch, const torch::Tensor& output) {
+                                       CHECK(output.size(0) == batch.size());
+                                       CHECK_FALSE(output.requires_grad());
+                                       sizes.push_back(batch.size());
+                                     });
+  CHECK(sizes == std::vector<int64_t>{100, 100, 56});
+  CHECK(forwards == 3);
+  CHECK(in_evaluation == 3);
+  CHECK(spec.model.module->is_training());
+  CHECK(metrics.count("loss") == 1);
+  CHECK(metrics.count("accuracy") == 1);
+  CHECK(metrics.count("skipped_records") == 0);
+  // dropout is off in evaluation: a second pass gives the same figures
+  CHECK(train::Evaluator(spec).run(*spec.validation_data) == metrics);
+  // the trainer's validation is the same pass
+  train::Trainer trainer(spec, {});
+  CHECK(trainer.validate() == metrics);
+}
+
+TEST_CASE("Evaluator: a hook's ctx logs, cannot backward or step; stop reaches the parent") {
+  auto spec = blob_spec(4);
+  spec.hooks.evaluate_batch = [](train::StepContext& ctx, const data::Batch& batch) {
+    CHECK_FALSE(ctx.training());
+    CHECK(ctx.step_index() == 7);
+    CHECK_THROWS_WITH_AS(ctx.step(), "ctx:step() cannot be called in evaluate_batch",
+                         core::UsageError);
+    train::BatchResult r;
+    r.output = ctx.spec().model.forward(batch.input);
+    CHECK_THROWS_WITH_AS(ctx.backward(r.output.sum()),
+                         "ctx:backward() cannot be called in evaluate_batch", core::UsageError);
+    ctx.log({{"seen", static_cast<double>(batch.size())}});
+    ctx.stop("enough");
+    return r;
+  };
+  train::Evaluator standalone(spec);
+  standalone.set_position(2, 7);
+  const auto metrics = standalone.run(*spec.validation_data);
+  CHECK(metrics.at("seen") == doctest::Approx((100.0 * 100 + 100 * 100 + 56 * 56) / 256));
+  CHECK(metrics.count("accuracy") == 1);  // from the returned output
+
+  struct Parent : train::StepContext {
+    train::TrainSpec* s;
+    std::string reason;
+    train::TrainSpec& spec() override { return *s; }
+    bool backward(const torch::Tensor&) override { return false; }
+    bool step() override { return false; }
+    void log(const std::map<std::string, double>&) override {}
+    void stop(const std::string& r) override { reason = r; }
+    int64_t epoch() const override { return 3; }
+    int64_t step_index() const override { return 7; }
+    bool training() const override { return true; }
+  } parent;
+  parent.s = &spec;
+  train::Evaluator(spec, &parent).run(*spec.validation_data);
+  CHECK(parent.reason == "enough");
+}
+
+TEST_CASE("Evaluator: unlabelled batches give outputs, no metrics") {
+  auto spec = blob_spec(5);
+  auto input = torch::randn({10, 8});
+  data::Pipeline unlabelled =
+      data::Pipeline(std::make_shared<data::TensorSource>(input, torch::Tensor(), "new rows"))
+          .batch(4);
+  int64_t rows = 0;
+  const auto metrics = train::Evaluator(spec).run(
+      unlabelled, [&](const data::Batch& batch, const torch::Tensor&) { rows += batch.size(); });
+  CHECK(rows == 10);
+  CHECK(metrics.count("loss") == 0);
+}
