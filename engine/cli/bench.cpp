@@ -2,6 +2,7 @@
 // sweep from a Lua script (engine bench SWEEP.lua, see bench_sweep.cpp).
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
 
 #include <ATen/Context.h>
 
@@ -250,30 +251,39 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   return run;
 }
 
-// A number for JSON, null for NaN (a part not measured).
-std::string json_number(double value) {
-  if (std::isnan(value)) return "null";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f", value);
-  return text;
+// A figure for JSON, at 4 decimals (2 for throughputs); null for NaN (a part not measured).
+nlohmann::json json_figure(double value, int decimals = 4) {
+  if (std::isnan(value)) return nullptr;
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
 }
 
 void print_json(const PointRun& run) {
   const auto& r = run.point.row;
-  std::printf(
-      "{\"impl\": \"engine\", \"model\": \"%s\", \"phase\": \"%s\", \"batch_size\": %lld, "
-      "\"threads\": %lld, \"device\": \"%s\", \"dtype\": \"%s\", \"batches\": %lld, "
-      "\"mean_ms\": %.4f, \"std_ms\": %.4f, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
-      "\"p99_ms\": %.4f, \"min_ms\": %.4f, \"throughput\": %.2f, \"throughput_p50\": %.2f, "
-      "\"data_ms\": %s, \"forward_ms\": %s, \"backward_ms\": %s, \"optimizer_ms\": %s, "
-      "\"peak_resident_bytes\": %lld, \"peak_device_bytes\": %lld}\n",
-      r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size),
-      static_cast<long long>(r.threads), r.device.c_str(), r.dtype.c_str(),
-      static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
-      std::get<double>(run.point.details.at("min_ms")), r.throughput, r.throughput_p50,
-      json_number(r.data_ms).c_str(), json_number(r.forward_ms).c_str(),
-      json_number(r.backward_ms).c_str(), json_number(r.optimizer_ms).c_str(),
-      static_cast<long long>(r.peak_resident_bytes), static_cast<long long>(r.peak_device_bytes));
+  const nlohmann::ordered_json line{
+      {"impl", "engine"},
+      {"model", r.model},
+      {"phase", r.phase},
+      {"batch_size", r.batch_size},
+      {"threads", r.threads},
+      {"device", r.device},
+      {"dtype", r.dtype},
+      {"batches", r.num_batches},
+      {"mean_ms", json_figure(r.mean_ms)},
+      {"std_ms", json_figure(r.std_ms)},
+      {"p50_ms", json_figure(r.p50_ms)},
+      {"p90_ms", json_figure(r.p90_ms)},
+      {"p99_ms", json_figure(r.p99_ms)},
+      {"min_ms", json_figure(std::get<double>(run.point.details.at("min_ms")))},
+      {"throughput", json_figure(r.throughput, 2)},
+      {"throughput_p50", json_figure(r.throughput_p50, 2)},
+      {"data_ms", json_figure(r.data_ms)},
+      {"forward_ms", json_figure(r.forward_ms)},
+      {"backward_ms", json_figure(r.backward_ms)},
+      {"optimizer_ms", json_figure(r.optimizer_ms)},
+      {"peak_resident_bytes", r.peak_resident_bytes},
+      {"peak_device_bytes", r.peak_device_bytes}};
+  std::printf("%s\n", line.dump().c_str());
 }
 
 void print_text(const PointRun& run) {

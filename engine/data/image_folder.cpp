@@ -6,6 +6,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/data/prediction_input.hpp"
 
 namespace engine::data {
 namespace {
@@ -86,6 +87,11 @@ Batch ImageFolderSource::gather(const torch::Tensor& indices) const {
   batch.target = torch::tensor(targets, torch::kInt64);
   batch.indices = torch::tensor(kept, torch::kInt64);
   return batch;
+}
+
+std::shared_ptr<Source> ImageFolderSource::prediction_source(const std::string& input,
+                                                             const io::h5::Handle&) const {
+  return std::make_shared<ImageListSource>(listed_images(input), mode());
 }
 
 std::string ImageFolderSource::describe() const {

@@ -25,6 +25,11 @@ class ImageFolderSource : public Source {
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
 
+  // New images listed in a CSV's 'path' column, decoded as these are.
+  std::shared_ptr<Source> prediction_source(const std::string& input,
+                                            const io::h5::Handle& saved) const override;
+  std::vector<std::string> class_names() const override { return classes_; }
+
   // Class names (folder names, sorted); class i is target i (0-based).
   const std::vector<std::string>& classes() const { return classes_; }
   const std::string& path(int64_t index) const { return paths_.at(static_cast<size_t>(index)); }

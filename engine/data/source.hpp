@@ -4,9 +4,15 @@
 
 #include <torch/types.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/data/batch.hpp"
+
+namespace engine::io::h5 {
+class Handle;  // an open HDF5 group (engine/io/hdf5.hpp); kept out of this header
+}
 
 namespace engine::data {
 
@@ -20,6 +26,21 @@ class Source {
   virtual std::string describe() const = 0;
   // Bad records left out while the source was loaded (skip_bad, missing = 'skip').
   virtual int64_t skipped_at_load() const { return 0; }
+
+  // What a checkpoint keeps so that new data is later read as this data was (a CSV's
+  // normalisation, vocabularies and classes), written into the checkpoint's /data group.
+  // Default: nothing to keep.
+  virtual void save_state(const io::h5::Handle& data_group) const;
+  // New samples read from `input` as this source reads its own, for engine predict (unlabelled,
+  // or labelled where the input has labels). `saved`: the checkpoint's /data group, or a null
+  // Handle for a checkpoint without one. The default reads a CSV whose 'path' column lists
+  // images, when this source's samples are images of one size (MNIST, CIFAR, image tensors);
+  // other sources throw UsageError.
+  virtual std::shared_ptr<Source> prediction_source(const std::string& input,
+                                                    const io::h5::Handle& saved) const;
+  // The target classes' names (a CSV's class column, an image folder's subfolders); empty when
+  // the classes have no names or the target is not a class.
+  virtual std::vector<std::string> class_names() const { return {}; }
 };
 
 // Samples held in memory as two tensors whose first dimension is the sample index.

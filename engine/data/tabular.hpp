@@ -54,6 +54,14 @@ class CsvSource : public Source {
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
 
+  // The training statistics, under /data/train_stats (engine/data/tabular_state.cpp).
+  void save_state(const io::h5::Handle& data_group) const override;
+  // New rows read with the checkpoint's statistics (this source's, for a checkpoint without
+  // any); the target column may be missing.
+  std::shared_ptr<Source> prediction_source(const std::string& input,
+                                            const io::h5::Handle& saved) const override;
+  std::vector<std::string> class_names() const override;
+
   const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
   const CsvOptions& options() const { return options_; }
   // bad or incomplete rows left out (skip_bad, missing = 'skip')

@@ -320,91 +320,15 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
   return s;
 }
 
-// A list of arbitrary strings (empty ones, line breaks) as one string: escaped, one per line,
-// prefixed by the count.
-std::string encode_list(const std::vector<std::string>& items) {
-  std::string out = std::to_string(items.size());
-  for (const auto& item : items) {
-    out += '\n';
-    for (char c : item) {
-      if (c == '\\')
-        out += "\\\\";
-      else if (c == '\n')
-        out += "\\n";
-      else
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> decode_list(const std::string& text) {
-  std::vector<std::string> out;
-  const auto first = text.find('\n');
-  const size_t count = std::stoul(text.substr(0, first));
-  size_t i = first == std::string::npos ? text.size() : first + 1;
-  while (out.size() < count) {
-    std::string item;
-    for (; i < text.size() && text[i] != '\n'; ++i) {
-      if (text[i] == '\\' && i + 1 < text.size()) {
-        item += text[++i] == 'n' ? '\n' : text[i];
-      } else {
-        item += text[i];
-      }
-    }
-    ++i;
-    out.push_back(item);
-  }
-  return out;
-}
-
-// /data/train_stats: numeric columns (names, means, stds), categorical vocabularies, classes.
-void write_stats(hid_t file, const data::TabularStats& stats) {
-  auto data_group = h5::create_group(file, "data");
-  auto g = h5::create_group(data_group.get(), "train_stats");
-  std::vector<std::string> names;
-  std::vector<double> means, stds;
-  for (const auto& n : stats.numeric) {
-    names.push_back(n.name);
-    means.push_back(n.mean);
-    stds.push_back(n.std);
-  }
-  h5::write_attribute(g.get(), "numeric", encode_list(names));
-  io::write_tensor(g.get(), "numeric_mean", torch::tensor(means, torch::kFloat64));
-  io::write_tensor(g.get(), "numeric_std", torch::tensor(stds, torch::kFloat64));
-  names.clear();
-  for (const auto& c : stats.categorical) names.push_back(c.name);
-  h5::write_attribute(g.get(), "categorical", encode_list(names));
-  auto vocab = h5::create_group(g.get(), "vocabulary");
-  for (const auto& c : stats.categorical)
-    h5::write_attribute(vocab.get(), c.name, encode_list(c.values));
-  h5::write_attribute(g.get(), "target", stats.target);
-  h5::write_attribute(g.get(), "class_target", stats.class_target);
-  h5::write_attribute(g.get(), "classes", encode_list(stats.classes));
-}
-
 }  // namespace
 
-std::shared_ptr<data::TabularStats> read_checkpoint_stats(const std::string& path) {
-  auto file = h5::open_file(path, false);
-  if (!h5::exists(file.get(), "data/train_stats")) return nullptr;
-  auto g = h5::open_group(file.get(), "data/train_stats");
-  auto stats = std::make_shared<data::TabularStats>();
-  const auto names = decode_list(h5::read_string_attribute(g.get(), "numeric"));
-  auto means = io::read_tensor(g.get(), "numeric_mean").to(torch::kFloat64);
-  auto stds = io::read_tensor(g.get(), "numeric_std").to(torch::kFloat64);
-  for (size_t i = 0; i < names.size(); ++i) {
-    const auto k = static_cast<int64_t>(i);
-    stats->numeric.push_back({names[i], means[k].item<double>(), stds[k].item<double>()});
-  }
-  auto vocab = h5::open_group(g.get(), "vocabulary");
-  for (const auto& name : decode_list(h5::read_string_attribute(g.get(), "categorical"))) {
-    stats->categorical.push_back({name, decode_list(h5::read_string_attribute(vocab.get(), name))});
-  }
-  stats->target = h5::read_string_attribute(g.get(), "target");
-  stats->class_target = std::get<bool>(io::read_hparams(g.get()).at("class_target"));
-  stats->classes = decode_list(h5::read_string_attribute(g.get(), "classes"));
-  return stats;
+std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
+                                                const data::Source& trained_on,
+                                                const std::string& input) {
+  auto file = h5::open_file(checkpoint, false);
+  h5::Handle saved;
+  if (h5::exists(file.get(), "data")) saved = h5::open_group(file.get(), "data");
+  return trained_on.prediction_source(input, saved);
 }
 
 void save_checkpoint(const std::string& path, const TrainSpec& spec, const TrainerState& state,
@@ -436,9 +360,8 @@ void save_checkpoint(const std::string& path, const TrainSpec& spec, const Train
     }
     auto hparams = h5::create_group(root, "hparams");
     io::write_hparams(hparams.get(), spec.hparams);
-    if (auto* csv = dynamic_cast<const data::CsvSource*>(&spec.train_data->source())) {
-      write_stats(root, *csv->stats());
-    }
+    auto data_group = h5::create_group(root, "data");
+    spec.train_data->source().save_state(data_group);
     if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0) throw core::IoError("cannot flush " + temporary);
   }
   std::error_code ec;

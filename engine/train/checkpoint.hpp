@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/data/tabular.hpp"
+#include "engine/data/source.hpp"
 #include "engine/train/spec.hpp"
 #include "engine/train/trainer_state.hpp"
 
@@ -29,9 +29,11 @@ TrainerState load_checkpoint(const std::string& path, TrainSpec& spec);
 void load_model_weights(const std::string& path, torch::nn::Module& module);
 // The checkpoint's run file, seed, step and hyperparameters, without loading anything else.
 CheckpointInfo read_checkpoint_info(const std::string& path);
-// The CSV statistics (normalisation, vocabularies, classes) of the training data, saved when
-// the training source is data.csv; nullptr when the checkpoint has none.
-std::shared_ptr<data::TabularStats> read_checkpoint_stats(const std::string& path);
+// New data from `input` read as `trained_on` (the script's source) read its own, with what the
+// checkpoint's /data group kept of the training source (a CSV's statistics): engine predict.
+std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
+                                                const data::Source& trained_on,
+                                                const std::string& input);
 // A run file's latest checkpoint; a path that is a checkpoint is returned as it is. flag is the
 // option the path came from (--resume, --checkpoint), which every error names.
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag);

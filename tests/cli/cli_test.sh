@@ -217,7 +217,7 @@ $b"
     head -1 p.csv | grep -qx "row,prediction,probability,p_no,p_yes" || fail "header: $(head -1 p.csv)"
     [ "$(wc -l < p.csv)" = 21 ] || fail "expected 20 prediction rows: $(cat p.csv)"
     grep -qE '^1,(yes|no),0\.[0-9]+,' p.csv || fail "first row: $(sed -n 2p p.csv)"
-    expect 0 '{"row": 1, "prediction": "' '"probabilities": {"no": ' -- "$ENGINE" predict \
+    expect 0 '{"row":1,"prediction":"' '"probabilities":{"no":' -- "$ENGINE" predict \
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input "$WORK/loans/new_loans.csv" -q \
       --format jsonl
     # the validation file, target column included, predicts too
@@ -277,7 +277,7 @@ $b"
       "$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --num_warmup_batches 1 --threads 1
     out=$("$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --forward_only --json) ||
       fail "bench --json failed"
-    printf '%s' "$out" | grep -qE '^\{"impl": "engine", "model": "mlp", "phase": "inference".*"p50_ms": [0-9.]+' ||
+    printf '%s' "$out" | grep -qE '^\{"impl":"engine","model":"mlp","phase":"inference".*"p50_ms":[0-9.]+' ||
       fail "bench --json printed: $out"
     expect 0 "training" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only false
     expect 0 "scripts/perf/modules/lua_mlp.lua, training, batch 3" -- \

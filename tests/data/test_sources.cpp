@@ -8,6 +8,7 @@
 #include "engine/data/hdf5_source.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/data/tabular.hpp"
+#include "engine/io/hdf5.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "tests/test_support.hpp"
 
@@ -270,4 +271,44 @@ TEST_CASE("HDF5: rows of chunked, compressed datasets, in any order, larger file
     cut.gather(torch::arange(n, torch::kInt64));
   };
   CHECK_THROWS_AS(read_cut(), core::DataError);
+}
+
+TEST_CASE("CSV: the source saves its statistics and reads new rows with them, target optional") {
+  const auto dir = test::scratch_dir("csv-state");
+  write_text(dir + "/train.csv",
+             "age,city,label\n20,paris,yes\n30,rome,no\n40,paris,yes\n50,oslo,no\n");
+  write_text(dir + "/other.csv", "age,city,label\n1,oslo,yes\n2,lima,yes\n");
+  write_text(dir + "/new.csv", "age,city\n35,rome\n");
+  data::CsvSource train(csv_options(dir + "/train.csv"));
+  CHECK(train.class_names() == std::vector<std::string>{"no", "yes"});
+  {
+    auto file = io::h5::create_file(dir + "/state.h5", true);
+    train.save_state(io::h5::create_group(file.get(), "data"));
+  }
+  // a source over other rows predicts with the saved statistics, not its own
+  data::CsvSource other(csv_options(dir + "/other.csv"));
+  auto file = io::h5::open_file(dir + "/state.h5", false);
+  const auto saved = io::h5::open_group(file.get(), "data");
+  const auto fresh = other.prediction_source(dir + "/new.csv", saved);
+  auto b = fresh->gather(torch::arange(1, torch::kInt64));
+  CHECK_FALSE(b.target.defined());                           // new.csv has no label column
+  CHECK(b.input[0][0].item<float>() == doctest::Approx(0));  // (35 - 35) / std
+  CHECK(b.categorical.view(-1).equal(torch::tensor({2}, torch::kInt64)));  // rome in train's
+  CHECK(fresh->class_names() == std::vector<std::string>{"no", "yes"});
+  // without saved state (an older checkpoint): the source's own statistics
+  const auto own = train.prediction_source(dir + "/other.csv", io::h5::Handle());
+  CHECK(own->gather(torch::arange(2, torch::kInt64)).target.equal(torch::tensor({1, 1})));
+}
+
+TEST_CASE("prediction_source: images for image samples; other sources say what they read") {
+  const auto dir = test::scratch_dir("predict-input");
+  data::TensorSource numbers(torch::randn({4, 3}), torch::zeros({4}, torch::kInt64), "numbers");
+  CHECK_THROWS_WITH_AS(numbers.prediction_source(dir + "/x.csv", io::h5::Handle()),
+                       doctest::Contains("this script's data is numbers (4 samples"),
+                       core::UsageError);
+  data::TensorSource images(torch::zeros({2, 1, 4, 4}, torch::kUInt8), torch::Tensor(), "digits");
+  write_text(dir + "/list.csv", "name\nx.png\n");
+  CHECK_THROWS_WITH_AS(images.prediction_source(dir + "/list.csv", io::h5::Handle()),
+                       doctest::Contains("list.csv: needs a 'path' column"), core::DataError);
+  CHECK(numbers.class_names().empty());
 }
