@@ -29,6 +29,9 @@ class ImageFolderSource : public Source {
   std::shared_ptr<Source> prediction_source(const std::string& input,
                                             const io::h5::Handle& saved) const override;
   std::vector<std::string> class_names() const override { return classes_; }
+  std::optional<int64_t> class_count() const override {
+    return static_cast<int64_t>(classes_.size());
+  }
 
   // Class names (folder names, sorted); class i is target i (0-based).
   const std::vector<std::string>& classes() const { return classes_; }

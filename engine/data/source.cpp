@@ -16,6 +16,12 @@ TensorSource::TensorSource(torch::Tensor input, torch::Tensor target, std::strin
     throw core::DataError(name_ + ": " + std::to_string(input_.size(0)) +
                           " inputs but target of shape " + core::shape_string(target_.sizes()));
   }
+  if (target_.defined() && target_.scalar_type() == torch::kInt64 && target_.numel() > 0) {
+    const auto values = target_.contiguous().cpu();
+    const int64_t* v = values.data_ptr<int64_t>();
+    const auto [lo, hi] = std::minmax_element(v, v + values.numel());
+    if (*lo >= 0) classes_ = *hi + 1;
+  }
 }
 
 Batch TensorSource::gather(const torch::Tensor& indices) const {

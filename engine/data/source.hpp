@@ -5,6 +5,7 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ class Source {
   // other sources throw UsageError.
   virtual std::shared_ptr<Source> prediction_source(const std::string& input,
                                                     const io::h5::Handle& saved) const;
+  // When every target is a class index in [0, class_count) (checked as the data was loaded or
+  // known by construction): the trainer then checks the model's outputs against it once instead
+  // of reading each batch's targets. Nothing when the source cannot vouch for its targets.
+  virtual std::optional<int64_t> class_count() const { return std::nullopt; }
   // The target classes' names (a CSV's class column, an image folder's subfolders); empty when
   // the classes have no names or the target is not a class.
   virtual std::vector<std::string> class_names() const { return {}; }
@@ -52,6 +57,8 @@ class TensorSource : public Source {
   int64_t size() const override { return input_.size(0); }
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
+  // int64 targets that are all 0 or more: their largest + 1.
+  std::optional<int64_t> class_count() const override { return classes_; }
 
   const torch::Tensor& input() const { return input_; }
   const torch::Tensor& target() const { return target_; }
@@ -60,6 +67,7 @@ class TensorSource : public Source {
   torch::Tensor input_;
   torch::Tensor target_;
   std::string name_;
+  std::optional<int64_t> classes_;
 };
 
 }  // namespace engine::data

@@ -15,6 +15,7 @@ class SyntheticSource : public Source {
   int64_t size() const override { return size_; }
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
+  std::optional<int64_t> class_count() const override { return classes_; }
 
  private:
   std::vector<int64_t> shape_;

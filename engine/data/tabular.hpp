@@ -61,6 +61,11 @@ class CsvSource : public Source {
   std::shared_ptr<Source> prediction_source(const std::string& input,
                                             const io::h5::Handle& saved) const override;
   std::vector<std::string> class_names() const override;
+  // A class target's classes: a label the training split lacks is a DataError when read.
+  std::optional<int64_t> class_count() const override {
+    if (!target_.defined() || !stats_->class_target) return std::nullopt;
+    return static_cast<int64_t>(stats_->classes.size());
+  }
 
   const std::shared_ptr<const TabularStats>& stats() const { return stats_; }
   const CsvOptions& options() const { return options_; }

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "engine/core/errors.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/sweep_reader.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/spec/sweep_reader.hpp"
 
 extern "C" {
 #include <luajit.h>

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "engine/bench/sweep.hpp"
-#include "engine/lua/bench_model.hpp"
-#include "engine/lua/runtime_options.hpp"
-#include "engine/lua/spec_reader.hpp"
+#include "engine/lua/runtime/runtime_options.hpp"
+#include "engine/lua/spec/bench_model.hpp"
+#include "engine/lua/spec/spec_reader.hpp"
 
 namespace engine::lua {
 

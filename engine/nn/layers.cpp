@@ -3,25 +3,10 @@
 #include <limits>
 
 #include "engine/core/errors.hpp"
+#include "engine/nn/positions.hpp"
 
 namespace engine::nn {
 namespace {
-
-// 1-based indices to libtorch's 0-based ones, with the range stated in 1-based terms.
-torch::Tensor zero_based(const torch::Tensor& indices, int64_t count, const char* layer) {
-  if (indices.scalar_type() != torch::kInt64 && indices.scalar_type() != torch::kInt32) {
-    throw core::ScriptError(std::string(layer) + ": indices must be an integer tensor, got " +
-                            std::string(c10::toString(indices.scalar_type())));
-  }
-  if (indices.numel() > 0) {
-    const int64_t lo = indices.min().item<int64_t>(), hi = indices.max().item<int64_t>();
-    if (lo < 1 || hi > count) {
-      throw core::ScriptError(std::string(layer) + ": index " + std::to_string(lo < 1 ? lo : hi) +
-                              " is out of range 1.." + std::to_string(count));
-    }
-  }
-  return indices - 1;
-}
 
 // PyTorch's boolean attention masks (true: do not attend) as the additive float masks
 // libtorch 1.13's C++ attention expects.

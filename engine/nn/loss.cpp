@@ -5,12 +5,13 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/nn/positions.hpp"
 
 namespace engine::nn {
 namespace {
 
 // The smallest and largest class in target (int64, not empty). On CPU a plain pass over the
-// values: this runs every step, and two reductions with two reads took microseconds there.
+// values: two reductions with two reads took microseconds there.
 std::pair<int64_t, int64_t> class_range(const torch::Tensor& target) {
   if (target.is_cpu()) {
     const auto values = target.contiguous();
@@ -23,30 +24,28 @@ std::pair<int64_t, int64_t> class_range(const torch::Tensor& target) {
   return {both[0].item<int64_t>(), both[1].item<int64_t>()};
 }
 
-void check_class_targets(const std::string& loss, const torch::Tensor& output,
-                         const torch::Tensor& target) {
-  const std::string shapes = " (output " + core::shape_string(output.sizes()) + ", target " +
-                             core::shape_string(target.sizes()) + ")";
+std::string shapes(const torch::Tensor& output, const torch::Tensor& target) {
+  return " (output " + core::shape_string(output.sizes()) + ", target " +
+         core::shape_string(target.sizes()) + ")";
+}
+
+// What a class loss needs of its arguments that reading no values can tell.
+void check_class_shapes(const std::string& loss, const torch::Tensor& output,
+                        const torch::Tensor& target) {
   if (output.dim() < 1 || output.dim() > 2 + 3) {
-    throw core::ScriptError(loss + ": output must be N x C scores" + shapes);
+    throw core::ScriptError(loss + ": output must be N x C scores" + shapes(output, target));
   }
   if (target.scalar_type() != torch::kInt64) {
     throw core::ScriptError(loss + ": target must hold class indices (int64), got " +
-                            std::string(c10::toString(target.scalar_type())) + shapes);
+                            std::string(c10::toString(target.scalar_type())) +
+                            shapes(output, target));
   }
   const bool batched = output.dim() >= 2;
   const int64_t batch = batched ? output.size(0) : 1;
   if ((batched && (target.dim() != output.dim() - 1 || target.size(0) != batch)) ||
       (!batched && target.dim() != 0)) {
-    throw core::ScriptError(loss + ": target must have one class per sample" + shapes);
-  }
-  const int64_t classes = batched ? output.size(1) : output.size(0);
-  if (target.numel() > 0) {
-    const auto [lo, hi] = class_range(target);
-    if (lo < 0 || hi >= classes) {
-      throw core::ScriptError(loss + ": class " + std::to_string((lo < 0 ? lo : hi) + 1) +
-                              " is out of range 1.." + std::to_string(classes) + shapes);
-    }
+    throw core::ScriptError(loss + ": target must have one class per sample" +
+                            shapes(output, target));
   }
 }
 
@@ -86,12 +85,37 @@ std::string Loss::name() const {
   return "Loss";
 }
 
+int64_t Loss::class_count(const torch::Tensor& output) {
+  return output.dim() >= 2 ? output.size(1) : output.size(0);
+}
+
+void Loss::check_targets(const torch::Tensor& output, const torch::Tensor& target) const {
+  if (!takes_class_targets()) return;  // the call itself checks shapes
+  check_class_shapes(name(), output, target);
+  if (target.numel() == 0) return;
+  const int64_t classes = class_count(output);
+  const auto [lo, hi] = class_range(target);
+  if (lo < 0 || hi >= classes) {
+    throw core::ScriptError(name() + ": class " + std::to_string((lo < 0 ? lo : hi) + 1) +
+                            " is out of range 1.." + std::to_string(classes) +
+                            shapes(output, target));
+  }
+}
+
+torch::Tensor Loss::of_script_targets(const torch::Tensor& output,
+                                      const torch::Tensor& target) const {
+  if (!takes_class_targets()) return (*this)(output, target);
+  const auto classes = zero_based_classes(target);
+  check_targets(output, classes);
+  return (*this)(output, classes);
+}
+
 torch::Tensor Loss::operator()(const torch::Tensor& output, const torch::Tensor& target) const {
   int64_t reduction = at::Reduction::Mean;
   if (reduction_ == Reduction::kSum) reduction = at::Reduction::Sum;
   if (reduction_ == Reduction::kNone) reduction = at::Reduction::None;
   if (takes_class_targets()) {
-    check_class_targets(name(), output, target);
+    check_class_shapes(name(), output, target);
     constexpr int64_t kNoIgnoredClass = -100;  // PyTorch's default ignore_index
     if (kind_ == Kind::kNll) return torch::nll_loss(output, target, {}, reduction, kNoIgnoredClass);
     return torch::cross_entropy_loss(output, target, {}, reduction, kNoIgnoredClass,

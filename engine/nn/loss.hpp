@@ -1,5 +1,7 @@
 // Loss functions the trainer and scripts share. Class targets are 0-based here, as in libtorch;
-// the Lua bindings convert from Lua's 1-based classes at the boundary.
+// targets from a script come through of_script_targets, which converts Lua's 1-based classes
+// and checks their range where they enter. The trainer checks its data's classes where they
+// enter too (train/target_check.hpp), so a loss call reads no target values to check them.
 #pragma once
 
 #include <torch/types.h>
@@ -21,8 +23,16 @@ class Loss {
   // `pos_weight` (BCE with logits) may be undefined.
   Loss(Kind kind, Reduction reduction = Reduction::kMean, double parameter = -1.0,
        torch::Tensor pos_weight = {});
-  // Checks shapes and class range first, so a mistake reads as what it is, not as a CPU assert.
+  // Checks shapes and dtypes first, so a mistake reads as what it is, not as a CPU assert; class
+  // targets must be in range already (check_targets).
   torch::Tensor operator()(const torch::Tensor& output, const torch::Tensor& target) const;
+  // Shapes, dtypes and, for class losses, that every target is a class of the output (0-based):
+  // ScriptError naming the class in Lua's terms ("class 4 is out of range 1..3").
+  void check_targets(const torch::Tensor& output, const torch::Tensor& target) const;
+  // The loss of targets a script handed over: 1-based classes converted and checked.
+  torch::Tensor of_script_targets(const torch::Tensor& output, const torch::Tensor& target) const;
+  // Classes per sample in an output of a class loss: N x C (x ...) -> C, or C for one sample.
+  static int64_t class_count(const torch::Tensor& output);
   std::string name() const;
   bool takes_class_targets() const { return kind_ == Kind::kNll || kind_ == Kind::kCrossEntropy; }
 

@@ -1,6 +1,7 @@
 #include "engine/train/adadelta.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/train/closure_loss.hpp"
 
 namespace engine::train {
 
@@ -16,11 +17,7 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
 
 torch::Tensor Adadelta::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    torch::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  const torch::Tensor loss = closure_loss(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const AdadeltaOptions&>(group.options());
     for (auto& p : group.params()) {

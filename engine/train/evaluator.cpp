@@ -46,9 +46,14 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
   } else {
     result.output = spec_.model.forward(batch.input.to(spec_.device));
     if (spec_.loss && batch.target.defined()) {
-      result.values["loss"] = (*spec_.loss)(result.output, batch.target.to(spec_.device))
-                                  .to(torch::kFloat64)
-                                  .item<double>();
+      const auto target = batch.target.to(spec_.device);
+      if (check_targets_) {
+        (*check_targets_)(*spec_.loss, result.output, target);
+      } else {
+        spec_.loss->check_targets(result.output, target);
+      }
+      result.values["loss"] =
+          (*spec_.loss)(result.output, target).to(torch::kFloat64).item<double>();
     }
   }
   for (const auto& [name, value] : logged_) result.values[name] = value;
@@ -58,6 +63,11 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
 std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
                                              const BatchOutputs& on_batch) {
   Mode mode(spec_);
+  check_targets_.emplace(pipeline);
+  struct Forget {  // evaluate_batch on its own checks every batch
+    std::optional<TargetCheck>& check;
+    ~Forget() { check.reset(); }
+  } forget{check_targets_};
   MetricAccumulator metrics(spec_.metrics, spec_.custom_metrics);
   data::EpochReader reader(pipeline, spec_.seed, 0);
   while (auto batch = reader.next()) {

@@ -14,6 +14,7 @@
 #include "engine/train/precision.hpp"
 #include "engine/train/spec.hpp"
 #include "engine/train/step_context.hpp"
+#include "engine/train/target_check.hpp"
 
 namespace engine::train {
 
@@ -69,7 +70,8 @@ class Evaluator : public StepContext {
   TrainSpec& spec_;
   StepContext* parent_;
   int64_t epoch_ = 1, step_ = 0;
-  std::map<std::string, double> logged_;  // ctx:log values of the current batch
+  std::map<std::string, double> logged_;      // ctx:log values of the current batch
+  std::optional<TargetCheck> check_targets_;  // during run(): the pipeline's classes
 };
 
 }  // namespace engine::train

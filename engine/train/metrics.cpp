@@ -1,7 +1,10 @@
 #include "engine/train/metrics.hpp"
 
+#include <cmath>
+
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/train/spec.hpp"
 
 namespace engine::train {
 namespace {
@@ -208,6 +211,38 @@ void MetricAccumulator::restore(std::map<std::string, double> sums, int64_t samp
   sums_ = std::move(sums);
   samples_ = samples;
   counts_ = std::move(counts);
+}
+
+// ---- what keep_best, early stopping and ReduceLROnPlateau watch (spec.hpp) ----
+
+bool MetricGoal::better(double candidate, double best, double min_delta) const {
+  if (std::isnan(candidate)) return false;
+  if (std::isnan(best)) return true;
+  return maximize ? candidate > best + min_delta : candidate < best - min_delta;
+}
+
+MetricGoal parse_goal(const std::string& metric, const std::string& mode) {
+  MetricGoal goal;
+  const auto dot = metric.find('.');
+  if (dot == std::string::npos) {
+    goal.name = metric;
+  } else {
+    goal.split = metric.substr(0, dot);
+    goal.name = metric.substr(dot + 1);
+  }
+  if (goal.split != "validation" && goal.split != "train") {
+    throw core::UsageError("metric '" + metric +
+                           "': the split must be 'validation' or 'train' (validation.loss)");
+  }
+  if (goal.name.empty()) throw core::UsageError("metric '" + metric + "' names no metric");
+  if (mode.empty()) {
+    goal.maximize = larger_is_better(goal.name);
+  } else if (mode == "max" || mode == "min") {
+    goal.maximize = mode == "max";
+  } else {
+    throw core::UsageError("mode for '" + metric + "' must be 'min' or 'max', got '" + mode + "'");
+  }
+  return goal;
 }
 
 }  // namespace engine::train

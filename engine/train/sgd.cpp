@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/train/closure_loss.hpp"
+
 namespace engine::train {
 namespace {
 
@@ -104,11 +106,7 @@ void update(float* p, const float* g, float* buf, int64_t n, const Coefficients&
 
 torch::Tensor FusedSGD::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  const torch::Tensor loss = closure_loss(closure);
   std::vector<torch::Tensor> left;  // parameters for libtorch's own step (usually none)
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());

@@ -88,39 +88,10 @@ std::string signal_name(int signal) {
 
 }  // namespace
 
-bool MetricGoal::better(double candidate, double best, double min_delta) const {
-  if (std::isnan(candidate)) return false;
-  if (std::isnan(best)) return true;
-  return maximize ? candidate > best + min_delta : candidate < best - min_delta;
-}
-
-MetricGoal parse_goal(const std::string& metric, const std::string& mode) {
-  MetricGoal goal;
-  const auto dot = metric.find('.');
-  if (dot == std::string::npos) {
-    goal.name = metric;
-  } else {
-    goal.split = metric.substr(0, dot);
-    goal.name = metric.substr(dot + 1);
-  }
-  if (goal.split != "validation" && goal.split != "train") {
-    throw core::UsageError("metric '" + metric +
-                           "': the split must be 'validation' or 'train' (validation.loss)");
-  }
-  if (goal.name.empty()) throw core::UsageError("metric '" + metric + "' names no metric");
-  if (mode.empty()) {
-    goal.maximize = larger_is_better(goal.name);
-  } else if (mode == "max" || mode == "min") {
-    goal.maximize = mode == "max";
-  } else {
-    throw core::UsageError("mode for '" + metric + "' must be 'min' or 'max', got '" + mode + "'");
-  }
-  return goal;
-}
-
 Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file)
     : spec_(spec), observers_(std::move(observers)), run_file_(std::move(run_file)) {
   check_spec(spec_);
+  check_targets_.emplace(*spec_.train_data);
   state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   const auto& scaling = spec_.options.loss_scale;
@@ -271,7 +242,9 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
     } else {
       auto input = batch.input.to(spec_.device);
       auto output = spec_.model.forward(input);
-      auto loss = (*spec_.loss)(output, batch.target.to(spec_.device));
+      const auto target = batch.target.to(spec_.device);
+      (*check_targets_)(*spec_.loss, output, target);
+      auto loss = (*spec_.loss)(output, target);
       if (step_part_end_) step_part_end_(StepPart::kForward);
       backward(loss);
       if (step_part_end_) step_part_end_(StepPart::kBackward);
@@ -318,6 +291,7 @@ BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
   auto closure = [&]() -> torch::Tensor {
     spec_.optimizer->zero_grad();
     auto output = spec_.model.forward(input);
+    (*check_targets_)(*spec_.loss, output, target);
     auto loss = (*spec_.loss)(output, target);
     if (!result.output.defined()) {
       result.output = output.detach();

@@ -15,6 +15,7 @@
 #include "engine/train/precision.hpp"
 #include "engine/train/spec.hpp"
 #include "engine/train/step_context.hpp"
+#include "engine/train/target_check.hpp"
 #include "engine/train/trainer_state.hpp"
 
 namespace engine::train {
@@ -109,6 +110,7 @@ class Trainer : public StepContext {
   double window_start_ = 0;
   int64_t window_samples_ = 0;
   StepPartEnd step_part_end_;
+  std::optional<TargetCheck> check_targets_;  // the training data's classes against the model
 };
 
 }  // namespace engine::train

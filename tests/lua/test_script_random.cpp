@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;

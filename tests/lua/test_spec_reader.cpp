@@ -4,8 +4,8 @@
 #include <fstream>
 
 #include "engine/core/errors.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/spec_reader.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/spec/spec_reader.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;

@@ -4,6 +4,7 @@
 #include "engine/nn/describe.hpp"
 #include "engine/nn/layer_error.hpp"
 #include "engine/nn/loss.hpp"
+#include "engine/nn/positions.hpp"
 #include "engine/nn/sequential.hpp"
 
 using namespace engine;
@@ -65,6 +66,7 @@ TEST_CASE("losses match libtorch and reject bad targets with both shapes") {
 
   auto message = [&](const torch::Tensor& o, const torch::Tensor& t) -> std::string {
     try {
+      nll.check_targets(o, t);
       nll(o, t);
     } catch (const core::ScriptError& e) {
       return e.what();
@@ -75,4 +77,24 @@ TEST_CASE("losses match libtorch and reject bad targets with both shapes") {
             .find("class 4 is out of range 1..3") != std::string::npos);
   CHECK(message(out, torch::tensor({0, 1}, torch::kInt64)).find("target [2]") != std::string::npos);
   CHECK(message(out, torch::zeros({4})).find("int64") != std::string::npos);
+}
+
+TEST_CASE("positions: 1-based Lua positions and class targets to libtorch's 0-based, and back") {
+  CHECK(nn::zero_based(torch::tensor({1, 3}), 3, "gather")
+            .equal(torch::tensor({0, 2}, torch::kInt64)));
+  CHECK((nn::zero_based(torch::tensor({2}, torch::kInt32), 2, "x").scalar_type() == torch::kInt64));
+  CHECK(nn::zero_based(torch::empty({0}, torch::kInt64), 0, "x").numel() == 0);
+  CHECK_THROWS_WITH_AS(nn::zero_based(torch::tensor({0, 1}), 3, "index_select"),
+                       "index_select: index 0 is out of range 1..3", core::ScriptError);
+  CHECK_THROWS_WITH_AS(nn::zero_based(torch::tensor({4}), 3, "Embedding"),
+                       "Embedding: index 4 is out of range 1..3", core::ScriptError);
+  CHECK_THROWS_WITH_AS(nn::zero_based(torch::tensor({1.0}), 3, "gather"),
+                       doctest::Contains("gather: index must be an integer tensor"),
+                       core::ScriptError);
+  const auto classes = torch::tensor({0, 2}, torch::kInt64);
+  CHECK(nn::one_based_classes(classes).equal(torch::tensor({1, 3}, torch::kInt64)));
+  CHECK(nn::zero_based_classes(nn::one_based_classes(classes)).equal(classes));
+  const auto values = torch::tensor({0.5, 1.5});
+  CHECK(nn::one_based_classes(values).equal(values));  // regression targets pass
+  CHECK_FALSE(nn::zero_based_classes(torch::Tensor()).defined());
 }

@@ -92,3 +92,42 @@ TEST_CASE("Evaluator: unlabelled batches give outputs, no metrics") {
   CHECK(rows == 10);
   CHECK(metrics.count("loss") == 0);
 }
+
+namespace {
+
+// Targets the source does not vouch for (as data.hdf5's): checked batch by batch.
+struct UnvouchedSource : data::Source {
+  data::TensorSource inner;
+  explicit UnvouchedSource(data::TensorSource s) : inner(std::move(s)) {}
+  int64_t size() const override { return inner.size(); }
+  data::Batch gather(const torch::Tensor& i) const override { return inner.gather(i); }
+  std::string describe() const override { return "unvouched"; }
+};
+
+}  // namespace
+
+TEST_CASE("TargetCheck: classes checked where the data enters the loss, once when vouched for") {
+  auto spec = blob_spec(6);  // the model outputs 4 classes
+  auto input = torch::randn({8, 8});
+  auto target = torch::tensor({0, 1, 2, 3, 4, 5, 0, 1}, torch::kInt64);
+  data::TensorSource six(input, target, "six classes");
+  CHECK(six.class_count() == 6);
+  spec.train_data = data::Pipeline(std::make_shared<data::TensorSource>(six)).batch(4);
+  spec.validation_data.reset();
+  train::Trainer trainer(spec, {});
+  CHECK_THROWS_WITH_AS(trainer.run(),
+                       doctest::Contains("the data six classes (8 samples, input [8]) has 6 "
+                                         "classes but the model outputs 4 scores per sample"),
+                       core::ScriptError);
+  // an evaluation of the same data says the same
+  CHECK_THROWS_WITH_AS(train::Evaluator(spec).run(*spec.train_data),
+                       doctest::Contains("has 6 classes but the model outputs 4"),
+                       core::ScriptError);
+  // a source that cannot vouch: each batch's targets are read; the first batch is in range
+  auto unvouched = data::Pipeline(std::make_shared<UnvouchedSource>(six)).batch(4);
+  CHECK_FALSE(unvouched.source().class_count().has_value());
+  CHECK_THROWS_WITH_AS(train::Evaluator(spec).run(unvouched),
+                       doctest::Contains("class 6 is out of range 1..4"), core::ScriptError);
+  // negative targets are not classes a source can vouch for
+  CHECK_FALSE(data::TensorSource(input, target - 1, "shifted").class_count().has_value());
+}

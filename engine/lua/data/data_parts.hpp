@@ -8,10 +8,10 @@
 
 #include "engine/data/dataset_finder.hpp"
 #include "engine/data/pipeline.hpp"
-#include "engine/lua/data_value.hpp"
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/data/data_value.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 

@@ -90,7 +90,7 @@ void push_batch(lua_State* L, const data::Batch& batch) {
   lua_setfield(L, -2, "input");
   if (batch.target.defined()) {
     // Class targets are 1-based in Lua.
-    push_tensor(L, batch.target.scalar_type() == torch::kInt64 ? batch.target + 1 : batch.target);
+    push_tensor(L, nn::one_based_classes(batch.target));
     lua_setfield(L, -2, "target");
   }
   if (batch.categorical.defined()) {

@@ -43,13 +43,12 @@ int d_tensors(lua_State* L) {
     if (!input.defined())
       throw ArgumentError("data.tensors: option 'input' (a tensor) is required");
     auto target = tensor_option(L, 1, "target", "data.tensors");
-    if (target.defined() && target.scalar_type() == torch::kInt64) {
-      if (target.numel() > 0 && target.min().item<int64_t>() < 1) {
-        throw ArgumentError("data.tensors: class targets are 1-based, found " +
-                            std::to_string(target.min().item<int64_t>()));
-      }
-      target = target - 1;
+    if (target.defined() && target.scalar_type() == torch::kInt64 && target.numel() > 0 &&
+        target.min().item<int64_t>() < 1) {
+      throw ArgumentError("data.tensors: class targets are 1-based, found " +
+                          std::to_string(target.min().item<int64_t>()));
     }
+    target = nn::zero_based_classes(target);  // checked here, where the classes enter
     return push_pipeline(
         L, data::Pipeline(std::make_shared<data::TensorSource>(
                input.detach(), target.defined() ? target.detach() : target, "tensors")));

@@ -1,8 +1,8 @@
 // require 'nn.core': the module type (nn/module_methods.cpp), the layers (nn/layers.cpp), the
 // losses and metrics, and the hooks nn.lua uses to build modules written in Lua.
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/lua_module.hpp"
+#include "engine/lua/nn/lua_module.hpp"
 #include "engine/lua/nn/nn_parts.hpp"
+#include "engine/lua/runtime/libraries.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/train/metrics.hpp"
 
@@ -94,8 +94,7 @@ int loss_call(lua_State* L) {
     auto& box = check<LossBox>(L, 1, "loss");
     auto& output = check_tensor(L, 2, "loss");
     auto& target = check_tensor(L, 3, "loss");
-    push_tensor(L, (*box.loss)(output, box.loss->takes_class_targets() ? zero_based_targets(target)
-                                                                       : target));
+    push_tensor(L, box.loss->of_script_targets(output, target));
     return 1;
   });
 }
@@ -112,7 +111,7 @@ int metric_accuracy(lua_State* L) {
   return guarded(L, [&] {
     auto& output = check_tensor(L, 1, "nn.metrics.accuracy");
     auto& target = check_tensor(L, 2, "nn.metrics.accuracy");
-    lua_pushnumber(L, train::accuracy(output.detach(), zero_based_targets(target)));
+    lua_pushnumber(L, train::accuracy(output.detach(), nn::zero_based_classes(target)));
     return 1;
   });
 }
@@ -122,7 +121,7 @@ int metric_topk(lua_State* L) {
     auto& output = check_tensor(L, 1, "nn.metrics.topk");
     auto& target = check_tensor(L, 2, "nn.metrics.topk");
     const int64_t k = check_integer(L, 3, "nn.metrics.topk");
-    lua_pushnumber(L, train::topk_accuracy(output.detach(), zero_based_targets(target), k));
+    lua_pushnumber(L, train::topk_accuracy(output.detach(), nn::zero_based_classes(target), k));
     return 1;
   });
 }
@@ -156,10 +155,6 @@ int open_nn_core(lua_State* L) {
   luaL_setfuncs(L, kLibrary, 0);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
-  push_functional(L);
-  lua_setfield(L, -2, "F");
-  push_init(L);
-  lua_setfield(L, -2, "init");
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

@@ -1,9 +1,9 @@
 // The module value shared by the bindings: modules pushed as userdata (Lua-defined ones as
 // their Lua object), read back as nn::Model, losses built from options (module_value.hpp).
-#include "engine/lua/module_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
 
-#include "engine/lua/lua_module.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/nn/lua_module.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/nn/layers.hpp"
 #include "engine/nn/sequential.hpp"
 

@@ -4,9 +4,9 @@
 
 #include "engine/core/device.hpp"
 #include "engine/core/format.hpp"
-#include "engine/lua/module_value.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/nn/layers.hpp"
 #include "engine/nn/sequential.hpp"

@@ -2,8 +2,8 @@
 // learning-rate schedulers, from optimizers.cpp and schedulers.cpp.
 #include <vector>
 
-#include "engine/lua/libraries.hpp"
 #include "engine/lua/optim/optim_parts.hpp"
+#include "engine/lua/runtime/libraries.hpp"
 
 namespace engine::lua {
 

@@ -2,9 +2,9 @@
 // Internal to engine/lua.
 #pragma once
 
-#include "engine/lua/optim_value.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/optim/optim_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {

@@ -7,7 +7,7 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
-#include "engine/lua/module_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_parts.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/sgd.hpp"

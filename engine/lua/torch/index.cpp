@@ -236,7 +236,7 @@ int m_index_select(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "index_select");
     const int64_t dim = check_dim(L, 2, x.dim(), "index_select");
-    auto index = zero_based_index(check_tensor(L, 3, "index_select"), x.size(dim), "index_select");
+    auto index = nn::zero_based(check_tensor(L, 3, "index_select"), x.size(dim), "index_select");
     push_tensor(L, x.index_select(dim, index));
     return 1;
   });
@@ -246,7 +246,7 @@ int m_gather(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "gather");
     const int64_t dim = check_dim(L, 2, x.dim(), "gather");
-    auto index = zero_based_index(check_tensor(L, 3, "gather"), x.size(dim), "gather");
+    auto index = nn::zero_based(check_tensor(L, 3, "gather"), x.size(dim), "gather");
     push_tensor(L, x.gather(dim, index));
     return 1;
   });
@@ -258,7 +258,7 @@ int scatter(lua_State* L, bool in_place) {
   return guarded(L, [&] {
     auto& x = self(L, name);
     const int64_t dim = check_dim(L, 2, x.dim(), name);
-    auto index = zero_based_index(check_tensor(L, 3, name), x.size(dim), name);
+    auto index = nn::zero_based(check_tensor(L, 3, name), x.size(dim), name);
     if (auto* src = test_tensor(L, 4)) {
       return push_result(L, in_place,
                          in_place ? x.scatter_(dim, index, *src) : x.scatter(dim, index, *src));

@@ -1,8 +1,8 @@
 // require 'torch': the tensor type and the torch library, assembled from the parts in this
 // folder (construct, index, math, reduce, autograd, convert, linalg), each of which lists its
 // own methods, metamethods and torch.* functions.
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/tensor_memory.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/runtime/tensor_memory.hpp"
 #include "engine/lua/torch/torch_parts.hpp"
 
 namespace engine::lua {
@@ -52,8 +52,6 @@ int open_torch(lua_State* L) {
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
   for (const TorchPart& part : parts) luaL_setfuncs(L, part.functions, 0);
-  register_memory_functions(L, -1, -2);
-  register_serialization(L);
   lua_newtable(L);  // torch.linalg
   luaL_setfuncs(L, linalg_functions(), 0);
   lua_setfield(L, -2, "linalg");

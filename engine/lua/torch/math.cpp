@@ -150,10 +150,7 @@ int m_sort(lua_State* L) {
     const bool has_dim = lua_type(L, 2) == LUA_TNUMBER;
     const int64_t dim = has_dim ? check_dim(L, 2, x.dim(), "sort") : -1;
     Options o(L, has_dim ? 3 : 2, "sort", {"descending"});
-    auto [values, indices] = x.sort(dim, o.boolean("descending", false));
-    push_tensor(L, values);
-    push_tensor(L, indices + 1);
-    return 2;
+    return push_with_positions(L, x.sort(dim, o.boolean("descending", false)));
   });
 }
 
@@ -165,10 +162,8 @@ int m_topk(lua_State* L) {
     const bool has_dim = lua_type(L, 3) == LUA_TNUMBER;
     const int64_t dim = has_dim ? check_dim(L, 3, x.dim(), "topk") : -1;
     Options o(L, has_dim ? 4 : 3, "topk", {"largest", "sorted"});
-    auto [values, indices] = x.topk(k, dim, o.boolean("largest", true), o.boolean("sorted", true));
-    push_tensor(L, values);
-    push_tensor(L, indices + 1);
-    return 2;
+    return push_with_positions(
+        L, x.topk(k, dim, o.boolean("largest", true), o.boolean("sorted", true)));
   });
 }
 

@@ -1,9 +1,9 @@
 // The tensor value shared by every binding: pushing and checking tensors, 1-based dimensions
 // and indices converted to 0-based ones, shapes and lists read from Lua (tensor_value.hpp).
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 #include "engine/core/device.hpp"
-#include "engine/lua/tensor_memory.hpp"
+#include "engine/lua/runtime/tensor_memory.hpp"
 
 namespace engine::lua {
 
@@ -106,22 +106,6 @@ std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* func
   return out;
 }
 
-// Index tensors are 1-based in Lua: these convert them, checking the range in Lua's terms.
-torch::Tensor zero_based_index(const torch::Tensor& index, int64_t size, const char* function) {
-  if (index.scalar_type() != torch::kInt64 && index.scalar_type() != torch::kInt32) {
-    throw ArgumentError(std::string(function) + ": index must be an integer tensor, got " +
-                        core::dtype_name(index.scalar_type()));
-  }
-  if (index.numel() > 0) {
-    const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
-    if (lo < 1 || hi > size) {
-      throw ArgumentError(std::string(function) + ": index " + std::to_string(lo < 1 ? lo : hi) +
-                          " is out of range 1.." + std::to_string(size));
-    }
-  }
-  return index.to(torch::kInt64) - 1;
-}
-
 torch::Tensor tensor_option(lua_State* L, int index, const char* key, const char* function) {
   if (!lua_istable(L, index)) return torch::Tensor();
   lua_pushstring(L, key);
@@ -137,10 +121,6 @@ torch::Tensor tensor_option(lua_State* L, int index, const char* key, const char
   }
   lua_pop(L, 1);
   return out;
-}
-
-torch::Tensor zero_based_targets(const torch::Tensor& target) {
-  return target.scalar_type() == torch::kInt64 ? target - 1 : target;
 }
 
 }  // namespace engine::lua

@@ -3,15 +3,22 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 
 // The tensor a method is called on (argument 1).
 inline torch::Tensor& self(lua_State* L, const char* function) {
   return check_tensor(L, 1, function);
+}
+// Pushes values and their 1-based positions, as sort, topk, max and min return them.
+inline int push_with_positions(lua_State* L, const std::tuple<torch::Tensor, torch::Tensor>& r) {
+  push_tensor(L, std::get<0>(r));
+  push_tensor(L, std::get<1>(r) + 1);
+  return 2;
 }
 // Returns x itself (at index 1) after an in-place op, or the new tensor. (index.cpp)
 int push_result(lua_State* L, bool in_place, const torch::Tensor& result);

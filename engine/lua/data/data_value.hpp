@@ -6,7 +6,7 @@
 #include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/transform.hpp"
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 

@@ -1,7 +1,7 @@
-#include "engine/lua/lua_module.hpp"
+#include "engine/lua/nn/lua_module.hpp"
 
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 

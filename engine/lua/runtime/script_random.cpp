@@ -1,9 +1,9 @@
-#include "engine/lua/script_random.hpp"
+#include "engine/lua/runtime/script_random.hpp"
 
 #include <cmath>
 
 #include "engine/core/format.hpp"
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 namespace {

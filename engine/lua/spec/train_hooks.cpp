@@ -1,10 +1,10 @@
-#include "engine/lua/train_hooks.hpp"
+#include "engine/lua/spec/train_hooks.hpp"
 
 #include <set>
 
 #include "engine/core/format.hpp"
-#include "engine/lua/data_value.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/data/data_value.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/train/step_context.hpp"
 
 namespace engine::lua {
@@ -298,7 +298,7 @@ train::CustomMetric LuaHooks::metric(const std::string& name, int index) {
         StackGuard restore(L);
         lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
         push_tensor(L, output);
-        push_tensor(L, target.scalar_type() == torch::kInt64 ? target + 1 : target);
+        push_tensor(L, nn::one_based_classes(target));
         runtime_.call(2, 1);
         double v = 0;
         if (!to_number(L, -1, &v)) {

@@ -1,4 +1,4 @@
-#include "engine/lua/tensor_memory.hpp"
+#include "engine/lua/runtime/tensor_memory.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "engine/core/memory.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 namespace {
@@ -234,18 +235,15 @@ void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor) {
   }
 }
 
-void register_memory_functions(lua_State* L, int torch_table, int methods_table) {
+void add_memory_functions(lua_State* L, int library) {
   const luaL_Reg functions[] = {
       {"scope", t_scope}, {"memory_stats", t_memory_stats}, {nullptr, nullptr}};
   const luaL_Reg methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
-  torch_table = absolute_index(L, torch_table);
-  methods_table = absolute_index(L, methods_table);
-  lua_pushvalue(L, torch_table);
+  library = absolute_index(L, library);
+  lua_pushvalue(L, library);
   luaL_setfuncs(L, functions, 0);
   lua_pop(L, 1);
-  lua_pushvalue(L, methods_table);
-  luaL_setfuncs(L, methods, 0);
-  lua_pop(L, 1);
+  extend_type(L, TensorBox::kTypeName, methods, nullptr);
 }
 
 PacingStats pacing_stats() {

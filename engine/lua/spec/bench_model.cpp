@@ -1,8 +1,8 @@
-#include "engine/lua/bench_model.hpp"
+#include "engine/lua/spec/bench_model.hpp"
 
 #include "engine/core/errors.hpp"
-#include "engine/lua/module_value.hpp"
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/nn/module_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "engine/core/threads.hpp"
 #include "engine/core/version.hpp"
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 
@@ -26,9 +26,8 @@ int gc_tensor(lua_State* L);
 // Destroys the dead tensors the finalizer set aside; the Runtime calls it when it closes.
 void release_deferred_tensors();
 
-// torch.scope, torch.memory_stats, and the tensor methods free and keep: added to the torch
-// table and the tensor methods table.
-void register_memory_functions(lua_State* L, int torch_table, int methods_table);
+// torch.scope, torch.memory_stats and the tensor methods free and keep are added to 'torch' by
+// add_memory_functions (runtime/libraries.hpp).
 
 struct PacingStats {
   int64_t collections = 0;      // full collections the pacing ran in this thread

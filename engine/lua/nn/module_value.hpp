@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/nn/model.hpp"
 

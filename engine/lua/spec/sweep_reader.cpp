@@ -1,4 +1,4 @@
-#include "engine/lua/sweep_reader.hpp"
+#include "engine/lua/spec/sweep_reader.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "engine/core/format.hpp"
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
 namespace {

@@ -1,16 +1,16 @@
-#include "engine/lua/spec_reader.hpp"
+#include "engine/lua/spec/spec_reader.hpp"
 
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
 #include "engine/core/format.hpp"
-#include "engine/lua/data_value.hpp"
-#include "engine/lua/module_value.hpp"
-#include "engine/lua/optim_value.hpp"
-#include "engine/lua/runtime.hpp"
-#include "engine/lua/tensor_value.hpp"
-#include "engine/lua/train_hooks.hpp"
+#include "engine/lua/data/data_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
+#include "engine/lua/optim/optim_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/spec/train_hooks.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/precision.hpp"
 

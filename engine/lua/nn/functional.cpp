@@ -3,9 +3,9 @@
 #include <torch/nn/functional.h>
 
 #include "engine/core/format.hpp"
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/module_value.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 #include "engine/nn/loss.hpp"
 
 namespace engine::lua {
@@ -147,7 +147,7 @@ int f_embedding(lua_State* L) {
     if (weight.dim() != 2)
       throw ArgumentError("nn.F.embedding: weight must be a 2-D table of rows");
     return push(
-        L, torch::embedding(weight, zero_based_index(indices, weight.size(0), "nn.F.embedding")));
+        L, torch::embedding(weight, nn::zero_based(indices, weight.size(0), "nn.F.embedding")));
   });
 }
 
@@ -158,7 +158,7 @@ int loss_function(lua_State* L, const char* name) {
     auto& out = check_tensor(L, 1, name);
     auto& target = check_tensor(L, 2, name);
     auto loss = loss_from_options(L, 3, Kind, name);
-    return push(L, (*loss)(out, loss->takes_class_targets() ? zero_based_targets(target) : target));
+    return push(L, loss->of_script_targets(out, target));
   });
 }
 
@@ -263,9 +263,11 @@ const luaL_Reg kFunctions[] = {{"relu", f_relu},
 
 }  // namespace
 
-void push_functional(lua_State* L) {
+void add_functional(lua_State* L, int library) {
+  library = absolute_index(L, library);
   lua_newtable(L);
   luaL_setfuncs(L, kFunctions, 0);
+  lua_setfield(L, library, "F");
 }
 
 }  // namespace engine::lua

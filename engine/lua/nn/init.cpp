@@ -2,8 +2,8 @@
 // defaults. Each returns the tensor it filled.
 #include <torch/nn/init.h>
 
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 namespace {
@@ -152,9 +152,11 @@ const luaL_Reg kInit[] = {{"uniform_", i_uniform},
 
 }  // namespace
 
-void push_init(lua_State* L) {
+void add_init(lua_State* L, int library) {
+  library = absolute_index(L, library);
   lua_newtable(L);
   luaL_setfuncs(L, kInit, 0);
+  lua_setfield(L, library, "init");
 }
 
 }  // namespace engine::lua

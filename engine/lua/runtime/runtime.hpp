@@ -17,8 +17,8 @@ extern "C" {
 #include <vector>
 
 #include "engine/core/errors.hpp"
-#include "engine/lua/runtime_options.hpp"
-#include "engine/lua/script_random.hpp"
+#include "engine/lua/runtime/runtime_options.hpp"
+#include "engine/lua/runtime/script_random.hpp"
 
 namespace engine::lua {
 
@@ -233,9 +233,6 @@ std::vector<double> number_list(lua_State* L, int index, const std::string& what
 // Sizes given as one number or a list (kernel sizes, strides...), a single number repeated to
 // `count` values; any other length is an error naming `what`.
 std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what, size_t count);
-
-// Registers `opener` so that `require(name)` returns its result.
-void preload(lua_State* L, const char* name, lua_CFunction opener);
 
 // require(name) from C, result dropped: a library whose functions return values of another
 // library's types (tensors from 'data') loads that library first, so the values have methods.

@@ -1,12 +1,12 @@
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "engine/core/memory.hpp"
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/tensor_memory.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/runtime/tensor_memory.hpp"
 
 extern "C" {
 #include <luajit.h>
@@ -414,14 +414,6 @@ void require_library(lua_State* L, const char* name) {
   lua_getglobal(L, "require");
   lua_pushstring(L, name);
   lua_call(L, 1, 0);
-}
-
-void preload(lua_State* L, const char* name, lua_CFunction opener) {
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "preload");
-  lua_pushcfunction(L, opener);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 2);
 }
 
 }  // namespace engine::lua

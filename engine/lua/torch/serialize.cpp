@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "engine/io/tensor_archive.hpp"
-#include "engine/lua/libraries.hpp"
-#include "engine/lua/tensor_value.hpp"
+#include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
 namespace {
@@ -165,11 +165,11 @@ int t_load(lua_State* L) {
 
 }  // namespace
 
-void register_serialization(lua_State* L) {
+void add_serialization(lua_State* L, int library) {
   lua_pushcfunction(L, t_save);
-  lua_setfield(L, -2, "save");
+  lua_setfield(L, library, "save");
   lua_pushcfunction(L, t_load);
-  lua_setfield(L, -2, "load");
+  lua_setfield(L, library, "load");
 }
 
 }  // namespace engine::lua

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/nn/positions.hpp"
 
 namespace engine::lua {
 
@@ -40,11 +41,8 @@ std::vector<int64_t> read_shape(lua_State* L, int first, const char* function, i
 // A Lua list of tensors (non-empty); errors name the element that is not a tensor.
 std::vector<torch::Tensor> tensor_list(lua_State* L, int index, const char* function);
 
-// A tensor of 1-based positions (Lua's index values) as libtorch's 0-based ones, checked
-// against `size` in Lua's terms ("index 0 is out of range 1..3").
-torch::Tensor zero_based_index(const torch::Tensor& index, int64_t size, const char* function);
-// Class targets: int64 tensors are 1-based in Lua; other dtypes (regression values) pass.
-torch::Tensor zero_based_targets(const torch::Tensor& target);
+// Index tensors and class targets cross between 1-based Lua and 0-based libtorch through
+// engine/nn/positions.hpp (nn::zero_based, nn::one_based_classes, nn::zero_based_classes).
 
 // Pushes a Lua list of sizes.
 void push_shape(lua_State* L, c10::IntArrayRef shape);

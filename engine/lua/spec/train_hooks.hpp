@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/lua/runtime.hpp"
+#include "engine/lua/runtime/runtime.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
