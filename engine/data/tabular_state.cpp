@@ -39,6 +39,7 @@ std::vector<std::string> decode_list(const std::string& text) {
   const size_t count = std::stoul(text.substr(0, first));
   size_t i = first == std::string::npos ? text.size() : first + 1;
   while (out.size() < count) {
+    if (i > text.size()) throw std::runtime_error("a list is shorter than its count");
     std::string item;
     for (; i < text.size() && text[i] != '\n'; ++i) {
       if (text[i] == '\\' && i + 1 < text.size()) {
@@ -51,6 +52,20 @@ std::vector<std::string> decode_list(const std::string& text) {
     out.push_back(item);
   }
   return out;
+}
+
+std::shared_ptr<TabularStats> read_stats(hid_t data_group);
+
+// A damaged /data/train_stats (a list that does not decode) is a DataError, not a crash.
+std::shared_ptr<TabularStats> read_saved_stats(hid_t data_group) {
+  try {
+    return read_stats(data_group);
+  } catch (const core::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw core::DataError(std::string("the checkpoint's /data/") + kGroup + " cannot be read (" +
+                          e.what() + ")");
+  }
 }
 
 std::shared_ptr<TabularStats> read_stats(hid_t data_group) {
@@ -103,7 +118,7 @@ std::shared_ptr<Source> CsvSource::prediction_source(const std::string& input,
                                                      const io::h5::Handle& saved) const {
   const bool has_saved = saved && h5::exists(saved.get(), kGroup);
   std::shared_ptr<TabularStats> stats =
-      has_saved ? read_stats(saved.get()) : std::make_shared<TabularStats>(*stats_);
+      has_saved ? read_saved_stats(saved.get()) : std::make_shared<TabularStats>(*stats_);
   CsvOptions options = options_;
   options.path = input;
   // the target column is optional in new data

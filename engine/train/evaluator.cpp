@@ -38,6 +38,10 @@ void Evaluator::stop(const std::string& reason) {
 }
 
 BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
+  return evaluate_batch(batch, nullptr);
+}
+
+BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* check_targets) {
   logged_.clear();
   BatchResult result;
   AutocastScope autocast(spec_.options.precision, spec_.device);
@@ -47,8 +51,8 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
     result.output = spec_.model.forward(batch.input.to(spec_.device));
     if (spec_.loss && batch.target.defined()) {
       const auto target = batch.target.to(spec_.device);
-      if (check_targets_) {
-        (*check_targets_)(*spec_.loss, result.output, target);
+      if (check_targets) {
+        (*check_targets)(*spec_.loss, result.output, target);
       } else {
         spec_.loss->check_targets(result.output, target);
       }
@@ -63,15 +67,11 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
 std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
                                              const BatchOutputs& on_batch) {
   Mode mode(spec_);
-  check_targets_.emplace(pipeline);
-  struct Forget {  // evaluate_batch on its own checks every batch
-    std::optional<TargetCheck>& check;
-    ~Forget() { check.reset(); }
-  } forget{check_targets_};
+  TargetCheck check_targets(pipeline);
   MetricAccumulator metrics(spec_.metrics, spec_.custom_metrics);
   data::EpochReader reader(pipeline, spec_.seed, 0);
   while (auto batch = reader.next()) {
-    const BatchResult result = evaluate_batch(*batch);
+    const BatchResult result = evaluate_batch(*batch, &check_targets);
     if (on_batch) on_batch(*batch, result.output);
     if (!batch->target.defined()) continue;
     metrics.add(metrics.measure(result.values, result.output, batch->target.to(spec_.device),

@@ -70,8 +70,10 @@ class Evaluator : public StepContext {
   TrainSpec& spec_;
   StepContext* parent_;
   int64_t epoch_ = 1, step_ = 0;
-  std::map<std::string, double> logged_;      // ctx:log values of the current batch
-  std::optional<TargetCheck> check_targets_;  // during run(): the pipeline's classes
+  // check_targets: the pipeline's class check during run(); none: every batch's targets are read
+  BatchResult evaluate_batch(const data::Batch& batch, TargetCheck* check_targets);
+
+  std::map<std::string, double> logged_;  // ctx:log values of the current batch
 };
 
 }  // namespace engine::train

@@ -312,3 +312,20 @@ TEST_CASE("prediction_source: images for image samples; other sources say what t
                        doctest::Contains("list.csv: needs a 'path' column"), core::DataError);
   CHECK(numbers.class_names().empty());
 }
+
+TEST_CASE("CSV: a damaged saved state is a DataError, not a crash") {
+  const auto dir = test::scratch_dir("csv-damaged");
+  write_text(dir + "/train.csv", "age,label\n1,a\n2,b\n");
+  data::CsvSource train(csv_options(dir + "/train.csv"));
+  {
+    auto file = io::h5::create_file(dir + "/bad.h5", true);
+    auto data_group = io::h5::create_group(file.get(), "data");
+    auto stats = io::h5::create_group(data_group.get(), "train_stats");
+    io::h5::write_attribute(stats.get(), "numeric", std::string("not a list"));
+  }
+  auto file = io::h5::open_file(dir + "/bad.h5", false);
+  CHECK_THROWS_WITH_AS(train.prediction_source(dir + "/train.csv",
+                                               io::h5::open_group(file.get(), "data")),
+                       doctest::Contains("the checkpoint's /data/train_stats cannot be read"),
+                       core::DataError);
+}
