@@ -143,40 +143,4 @@ int64_t parse_memory_size(const std::string& text, const char* flag) {
   return static_cast<int64_t>(number * scale);
 }
 
-std::string signal_description(int signal) {
-  const char* name = nullptr;
-  switch (signal) {
-    case SIGSEGV:
-      name = "SIGSEGV";
-      break;
-    case SIGABRT:
-      name = "SIGABRT";
-      break;
-    case SIGKILL:
-      name = "SIGKILL";
-      break;
-    case SIGTERM:
-      name = "SIGTERM";
-      break;
-    case SIGINT:
-      name = "SIGINT";
-      break;
-    case SIGBUS:
-      name = "SIGBUS";
-      break;
-    case SIGFPE:
-      name = "SIGFPE";
-      break;
-    case SIGILL:
-      name = "SIGILL";
-      break;
-    default:
-      break;
-  }
-  std::string text = strsignal(signal);
-  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-  return name ? std::string(name) + " (" + text + ")"
-              : "signal " + std::to_string(signal) + " (" + text + ")";
-}
-
 }  // namespace engine::bench

@@ -34,7 +34,4 @@ ChildResult run_child(const ChildOptions& options);
 // "2G", "512M", "1.5GiB", "100000" (bytes); throws UsageError naming the flag otherwise.
 int64_t parse_memory_size(const std::string& text, const char* flag);
 
-// "SIGSEGV (segmentation fault)"
-std::string signal_description(int signal);
-
 }  // namespace engine::bench

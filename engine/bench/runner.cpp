@@ -15,6 +15,7 @@
 #include "engine/bench/timing.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/signals.hpp"
 #include "engine/core/timer.hpp"
 
 namespace engine::bench {
@@ -156,7 +157,8 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
                        " s; its process group was killed";
   } else if (ended.signal != 0) {
     point.row.error_kind = "crash";
-    point.row.reason = "the point's process was killed by " + signal_description(ended.signal);
+    point.row.reason =
+        "the point's process was killed by " + core::signal_description(ended.signal);
     if (ended.signal == SIGKILL)
       point.row.reason += " (the kernel's out-of-memory killer sends it)";
   } else {

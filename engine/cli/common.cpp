@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/dist/launcher.hpp"
 #include "engine_paths_config.hpp"
 
 namespace engine::cli {
@@ -39,7 +41,11 @@ void add_run_flags(cxxopts::Options& options) {
 int apply_common_flags(const cxxopts::ParseResult& flags) {
   if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
   if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
-  return core::configure_threads(flags["threads"].as<int>());
+  int threads = flags["threads"].as<int>();
+  // a worker of engine's launcher (--nproc) takes its share of the machine's threads
+  if (const char* share = std::getenv(dist::kThreadsVariable))
+    threads = std::max(1, std::atoi(share));
+  return core::configure_threads(threads);
 }
 
 size_t script_position(const std::vector<std::string>& args) {
@@ -75,7 +81,7 @@ std::optional<cxxopts::ParseResult> parse_script_command(cxxopts::Options& optio
   options.parse_positional({"script"});
   auto flags = parse(options, args);
   if (flags.count("help")) {
-    std::printf("%s\n", options.help({"", "run"}).c_str());
+    std::printf("%s\n", options.help().c_str());
     return std::nullopt;
   }
   if (!flags.count("script")) throw core::UsageError(options.program() + " needs " + usage);

@@ -8,9 +8,12 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/cli/console.hpp"
+#include "engine/cli/distributed.hpp"
+#include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/dist/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/train/trainer.hpp"
@@ -42,6 +45,27 @@ std::string checkpoint_folder(const std::string& run_file) {
   return (p.parent_path() / p.stem()).string();
 }
 
+// A rank other than 0: trains its share with no observers and no run file; its errors reach
+// main() (and its launcher's terminal, prefixed with its rank).
+int follow(run::RunContext& context, dist::Group* group) {
+  core::install_interrupt_handlers();
+  try {
+    train::Trainer trainer(context.spec(), {}, {}, group);
+    if (context.has_checkpoint()) {
+      context.about_checkpoint([&] { trainer.resume_from(context.checkpoint()); });
+    }
+    trainer.run();
+  } catch (const core::Interrupted& e) {  // rank 0 says it, with the checkpoint to resume from
+    core::reset_interrupt_handlers();
+    return e.exit_code();
+  } catch (...) {
+    core::reset_interrupt_handlers();
+    throw;
+  }
+  core::reset_interrupt_handlers();
+  return 0;
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args) {
@@ -51,37 +75,55 @@ int train_command(const std::vector<std::string>& args) {
       "resume",
       "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5)",
       cxxopts::value<std::string>());
+  add_distributed_flags(options);
   const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
   if (!flags) return 0;
+  if (auto code = launch_if_asked(*flags, "train", args)) return *code;
+  const dist::World world = world_of(*flags);
+  const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   const bool quiet = flags->count("quiet") > 0;
   auto request = run_request("engine train", *flags, args);
+  if (!leader && !flags->count("verbose")) spdlog::set_level(spdlog::level::warn);
   // --resume: the checkpoint decides the hyperparameters, the seed and the run file
   if (flags->count("resume")) {
     request.checkpoint = (*flags)["resume"].as<std::string>();
     request.checkpoint_flag = "--resume";
   }
-  run::RunContext context(std::move(request), run::CheckpointUse::kResume);
+  std::unique_ptr<dist::Group> group;
+  if (world.distributed()) {
+    if (request.device == "cuda") request.device = "cuda:" + std::to_string(world.local_rank);
+    spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
+    group = std::make_unique<dist::Group>(world, core::parse_device(request.device));
+  }
+  run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   auto& spec = context.spec();
   spdlog::info("model: {} parameters", nn::count_parameters(*spec.model.module));
   spdlog::info("train data: {}", spec.train_data->describe());
   if (spec.validation_data) spdlog::info("validation data: {}", spec.validation_data->describe());
   spdlog::debug("model:\n{}", nn::describe_tree(*spec.model.module));
 
-  io::RunWriter* writer = &context.open_run_file((*flags)["out"].as<std::string>());
+  io::RunWriter* writer =
+      leader ? &context.open_run_file((*flags)["out"].as<std::string>()) : nullptr;
+  if (writer) tell_launcher_run_file(writer->path());
   if (spec.options.checkpoint.keep_last > 0) {
-    spec.options.checkpoint.folder = checkpoint_folder(writer->path());
+    const std::string folder = writer ? checkpoint_folder(writer->path()) : "";
+    spec.options.checkpoint.folder = group ? group->share(folder) : folder;
   }
 
+  if (!writer) return follow(context, group.get());
   ConsoleObserver console(quiet);
   RunFileObserver recorder(*writer);
   train::TrainResult result;
   core::install_interrupt_handlers();
   try {
-    train::Trainer trainer(spec, {&console, &recorder}, writer->path());
+    train::Trainer trainer(spec, {&console, &recorder}, writer->path(), group.get());
     if (context.has_checkpoint()) {
       context.about_checkpoint([&] { trainer.resume_from(context.checkpoint()); });
       spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
                    trainer.state().step, trainer.state().epoch + 1);
+    } else if (group) {
+      spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
+                   group->size(), context.request().threads, spec.device.str(), context.seed());
     } else {
       spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
                    context.request().threads, context.seed());

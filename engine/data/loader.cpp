@@ -41,6 +41,7 @@ torch::Tensor epoch_order(const Pipeline& pipeline, uint64_t seed, int64_t epoch
   order = order.slice(0, 0, pipeline.taken_samples());
   const int64_t world = pipeline.shard_world();
   if (world == 1) return order;
+  if (!pipeline.shard_padded()) return order.slice(0, pipeline.shard_rank(), order.size(0), world);
   const int64_t per_rank = pipeline.num_samples();
   // wrap around so that every rank has per_rank samples
   auto padded = torch::arange(per_rank * world, opts).remainder_(order.size(0));

@@ -55,13 +55,41 @@ Pipeline Pipeline::shard(int64_t rank, int64_t world) const {
   return p;
 }
 
+Pipeline Pipeline::training_share(int64_t rank, int64_t world) const {
+  if (shard_world_ > 1) {
+    throw core::UsageError(
+        "the pipeline is sharded with :shard, but the trainer shards by itself in a "
+        "distributed run: remove :shard");
+  }
+  if (world == 1) return *this;
+  if (batched() && batch_size_ % world != 0) {
+    throw core::UsageError(
+        ":batch(" + std::to_string(batch_size_) + ") does not divide among " +
+        std::to_string(world) + " processes: in a distributed run :batch(n) is the global batch, " +
+        "split evenly over the ranks; choose n a multiple of " + std::to_string(world));
+  }
+  Pipeline p = shard(rank, world);
+  if (batched()) p.batch_size_ = batch_size_ / world;
+  return p;
+}
+
+Pipeline Pipeline::evaluation_share(int64_t rank, int64_t world) const {
+  if (shard_world_ > 1 || world == 1) return *this;
+  Pipeline p = shard(rank, world);
+  p.shard_padded_ = false;
+  return p;
+}
+
 int64_t Pipeline::taken_samples() const {
   const int64_t n = source_->size();
   return take_ > 0 ? std::min(take_, n) : n;
 }
 
 int64_t Pipeline::num_samples() const {
-  return (taken_samples() + shard_world_ - 1) / shard_world_;
+  const int64_t taken = taken_samples();
+  if (!shard_padded_)
+    return std::max<int64_t>(0, (taken - shard_rank_ + shard_world_ - 1) / shard_world_);
+  return (taken + shard_world_ - 1) / shard_world_;
 }
 
 Pipeline Pipeline::prefetch(int batches) const {
@@ -96,7 +124,8 @@ std::string Pipeline::describe() const {
   if (shuffle_) out += " | shuffle";
   if (take_ > 0) out += " | take(" + std::to_string(take_) + " samples)";
   if (shard_world_ > 1) {
-    out += " | shard(" + std::to_string(shard_rank_) + " of " + std::to_string(shard_world_) + ")";
+    out += " | shard(" + std::to_string(shard_rank_) + " of " + std::to_string(shard_world_) +
+           (shard_padded_ ? ")" : ", unpadded)");
   }
   if (batched())
     out += " | batch(" + std::to_string(batch_size_) + (drop_last_ ? ", drop_last)" : ")");

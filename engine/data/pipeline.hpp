@@ -24,6 +24,13 @@ class Pipeline {
   // taken) order, padded by wrapping around so that every rank gets the same count, as
   // PyTorch's DistributedSampler does. rank counts from 0.
   Pipeline shard(int64_t rank, int64_t world) const;
+  // A rank's share in data-parallel training, where :batch(n) is the global batch: shards
+  // padded as above (every rank takes the same number of steps, which their all-reduce needs),
+  // each rank's batch n / world. A UsageError when n does not divide by the world.
+  Pipeline training_share(int64_t rank, int64_t world) const;
+  // A rank's share for evaluation: samples rank, rank + world, ... without padding, so that
+  // each sample counts once in the metrics summed over the ranks; the batch size is kept.
+  Pipeline evaluation_share(int64_t rank, int64_t world) const;
   Pipeline prefetch(int batches) const;
   Pipeline workers(int count) const;
 
@@ -43,6 +50,7 @@ class Pipeline {
   int64_t taken_samples() const;  // after take, before shard
   int64_t shard_rank() const { return shard_rank_; }
   int64_t shard_world() const { return shard_world_; }
+  bool shard_padded() const { return shard_padded_; }
   std::string describe() const;
 
  private:
@@ -54,6 +62,7 @@ class Pipeline {
   int64_t take_ = 0;  // samples; 0: all
   int64_t shard_rank_ = 0;
   int64_t shard_world_ = 1;
+  bool shard_padded_ = true;
   int prefetch_ = 4;
   int workers_ = 0;  // 0: default
 };

@@ -22,8 +22,8 @@ uint64_t fresh_seed() {
 
 }  // namespace
 
-RunContext::RunContext(RunRequest request, CheckpointUse use)
-    : request_(std::move(request)), use_(use) {
+RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group)
+    : request_(std::move(request)), use_(use), world_size_(group ? group->size() : 1) {
   const torch::Device device = core::parse_device(request_.device);
   if (!request_.checkpoint.empty()) {
     checkpoint_ = about_checkpoint(
@@ -48,6 +48,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use)
   } else {
     seed_ = request_.seed ? *request_.seed : script_->seed().value_or(fresh_seed());
   }
+  if (group) seed_ = std::stoull(group->share(std::to_string(seed_)));
   core::seed_everything(seed_);
   spec_ = script_->build(device, seed_);
   if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
@@ -83,6 +84,7 @@ io::RunInfo RunContext::run_info() const {
   info.script_text.assign(text.begin(), text.end());
   info.device = spec_.device.str();
   info.threads = request_.threads;
+  info.world_size = world_size_;
   info.seed = seed_;
   return info;
 }

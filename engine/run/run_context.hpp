@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/dist/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/session.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -38,7 +39,9 @@ enum class CheckpointUse { kResume, kWeights };
 
 class RunContext {
  public:
-  RunContext(RunRequest request, CheckpointUse use);
+  // group: the processes of a distributed run, which take rank 0's seed (chosen by it when
+  // neither --seed nor the script gives one) so that they shuffle the data alike.
+  RunContext(RunRequest request, CheckpointUse use, dist::Group* group = nullptr);
   ~RunContext();
   RunContext(const RunContext&) = delete;
   RunContext& operator=(const RunContext&) = delete;
@@ -76,6 +79,7 @@ class RunContext {
   std::unique_ptr<lua::TrainScript> script_;  // outlives the spec, whose hooks call into it
   train::TrainSpec spec_;
   std::unique_ptr<io::RunWriter> run_file_;
+  int world_size_ = 1;
 };
 
 template <typename Fn>

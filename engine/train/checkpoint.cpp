@@ -229,7 +229,8 @@ const char* const kCounters[] = {"epoch",
                                  "step",
                                  "samples_seen",
                                  "grad_scale_tracker",
-                                 "epoch_overflow_skipped"};
+                                 "epoch_overflow_skipped",
+                                 "world_size"};
 
 int64_t* counter(TrainerState& s, const std::string& name) {
   if (name == "epoch") return &s.epoch;
@@ -241,6 +242,7 @@ int64_t* counter(TrainerState& s, const std::string& name) {
   if (name == "step") return &s.step;
   if (name == "samples_seen") return &s.samples_seen;
   if (name == "epoch_overflow_skipped") return &s.epoch_overflow_skipped;
+  if (name == "world_size") return &s.world_size;
   return &s.grad_scale_tracker;
 }
 
@@ -283,8 +285,13 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
   const hid_t g = group.get();
   TrainerState s;
   for (const char* name : kCounters) {
-    // checkpoints written before the loss scaler counted its skipped steps lack that counter
-    if (std::string(name) == "epoch_overflow_skipped" && !h5::has_attribute(g, name)) continue;
+    // checkpoints written before the loss scaler counted its skipped steps, or before runs
+    // were distributed, lack those counters
+    const std::string counter_name = name;
+    if ((counter_name == "epoch_overflow_skipped" || counter_name == "world_size") &&
+        !h5::has_attribute(g, name)) {
+      continue;
+    }
     *counter(s, name) = h5::read_int_attribute(g, name);
   }
   s.elapsed = h5::read_double_attribute(g, "elapsed");

@@ -77,6 +77,7 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
     metrics.add(metrics.measure(result.values, result.output, batch->target.to(spec_.device),
                                 batch->size()));
   }
+  if (combine_) combine_(metrics);
   auto out = metrics.averages();
   const int64_t skipped = reader.skipped() + pipeline.source().skipped_at_load();
   if (skipped > 0) out["skipped_records"] = static_cast<double>(skipped);  // skip_bad at work

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/train/metrics.hpp"
 #include "engine/train/precision.hpp"
 #include "engine/train/spec.hpp"
 #include "engine/train/step_context.hpp"
@@ -51,6 +52,12 @@ class Evaluator : public StepContext {
   // logged are among the values.
   BatchResult evaluate_batch(const data::Batch& batch);
 
+  // Called on run()'s metrics before they are averaged: a distributed run sums them over its
+  // ranks there (each rank evaluates its share).
+  void combine_with(std::function<void(MetricAccumulator&)> combine) {
+    combine_ = std::move(combine);
+  }
+
   void set_position(int64_t epoch, int64_t step) {
     epoch_ = epoch;
     step_ = step;
@@ -74,6 +81,7 @@ class Evaluator : public StepContext {
   BatchResult evaluate_batch(const data::Batch& batch, TargetCheck* check_targets);
 
   std::map<std::string, double> logged_;  // ctx:log values of the current batch
+  std::function<void(MetricAccumulator&)> combine_;
 };
 
 }  // namespace engine::train

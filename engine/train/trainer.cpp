@@ -15,6 +15,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/data_parallel.hpp"
 #include "engine/train/evaluator.hpp"
 #include "engine/train/sgd.hpp"
 
@@ -88,9 +89,14 @@ std::string signal_name(int signal) {
 
 }  // namespace
 
-Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file)
+Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file,
+                 dist::Group* group)
     : spec_(spec), observers_(std::move(observers)), run_file_(std::move(run_file)) {
   check_spec(spec_);
+  if (group && group->size() > 1) {
+    parallel_ = std::make_unique<DataParallel>(*group, spec_);  // the pipelines become shares
+    state_.world_size = group->size();
+  }
   check_targets_.emplace(*spec_.train_data);
   state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
@@ -109,14 +115,26 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
 }
 
+Trainer::~Trainer() = default;
+
 void Trainer::resume_from(const std::string& checkpoint_path) {
   auto restored = load_checkpoint(checkpoint_path, spec_);
-  // the accumulators' metric lists come from the script; their sums from the checkpoint
+  // the accumulators' metric lists come from the script; their sums from the checkpoint, where
+  // a distributed run saved them summed over its ranks: rank 0 alone takes them back
   MetricAccumulator window(spec_.metrics, spec_.custom_metrics);
   MetricAccumulator epoch_metrics(spec_.metrics, spec_.custom_metrics);
-  window.restore(restored.window.sums(), restored.window.samples(), restored.window.counts());
-  epoch_metrics.restore(restored.epoch_metrics.sums(), restored.epoch_metrics.samples(),
-                        restored.epoch_metrics.counts());
+  if (!parallel_ || parallel_->leader()) {
+    window.restore(restored.window.sums(), restored.window.samples(), restored.window.counts());
+    epoch_metrics.restore(restored.epoch_metrics.sums(), restored.epoch_metrics.samples(),
+                          restored.epoch_metrics.counts());
+  }
+  // epoch_position counts one rank's samples: the same global batches with another world
+  const int64_t world = parallel_ ? parallel_->size() : 1;
+  if (restored.world_size != world) {
+    restored.epoch_position = restored.epoch_position * restored.world_size / world;
+    spdlog::info("resuming a run of {} processes with {}", restored.world_size, world);
+  }
+  restored.world_size = world;
   state_ = std::move(restored);
   state_.window = std::move(window);
   state_.epoch_metrics = std::move(epoch_metrics);
@@ -137,6 +155,7 @@ double Trainer::fractional_epoch() const {
 }
 
 void Trainer::log_train_window() {
+  if (parallel_) parallel_->reduce(state_.window);
   if (state_.window.samples() == 0) return;
   MetricRow row{"train", state_.step, fractional_epoch(), elapsed(), state_.window.averages()};
   row.values["lr"] = current_lr(*spec_.optimizer);
@@ -168,14 +187,25 @@ bool Trainer::backward(const torch::Tensor& loss) {
     ++state_.epoch_nan_skipped;
     batch_nan_ = true;
     if (state_.epoch_nan_skipped <= kNanWarnings) spdlog::warn("{} {}: batch skipped", what, where);
+    // the other ranks' all-reduce waits for this one: it takes part, adding nothing
+    if (parallel_ && synchronise_backward()) parallel_->backward_nothing();
     return false;
   }
   AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward runs outside autocast
   auto scaled = loss;
   if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
   if (use_scaler_) scaled = scaler_.scale(scaled);
-  scaled.backward();
+  if (parallel_) {
+    parallel_->backward(scaled, synchronise_backward());
+  } else {
+    scaled.backward();
+  }
   return true;
+}
+
+bool Trainer::synchronise_backward() const {
+  if (lbfgs_) return true;  // every evaluation of its closure is a whole step's gradient
+  return micro_ + 1 >= spec_.options.accumulate || state_.epoch_batches + 1 >= batches_per_epoch_;
 }
 
 bool Trainer::step() {
@@ -220,9 +250,13 @@ void Trainer::log(const std::map<std::string, double>& values) {
 }
 
 void Trainer::stop(const std::string& reason) {
-  stop_ = true;
   stop_reason_ =
       reason.empty() ? "stopped by the script at step " + std::to_string(state_.step) : reason;
+  if (parallel_) {
+    stop_requested_ = true;  // the ranks stop together, at the next sync point
+  } else {
+    stop_ = true;
+  }
 }
 
 // ---- the loop ----
@@ -233,6 +267,7 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   batch_nan_ = false;
   BatchResult result;
   bool built_in = false;  // the step below, not a hook's or LBFGS's
+  if (parallel_) parallel_->before_forward();
   {
     AutocastScope autocast(spec_.options.precision, spec_.device);
     if (spec_.hooks.train_batch) {
@@ -329,7 +364,8 @@ void Trainer::after_step() {
     p.lr = current_lr(*spec_.optimizer);
     for (auto* obs : observers_) obs->on_progress(p);
   }
-  if (state_.step % std::max<int64_t>(1, o.log_every) == 0) {
+  const bool log_step = state_.step % std::max<int64_t>(1, o.log_every) == 0;
+  if (log_step) {
     log_train_window();
     window_start_ = clock_.seconds();
     window_samples_ = 0;
@@ -339,7 +375,7 @@ void Trainer::after_step() {
       checkpoint_due_) {
     checkpoint();
   }
-  check_interrupt();
+  check_interrupt(log_step);
 }
 
 void Trainer::train_epoch() {
@@ -387,7 +423,13 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
       spec_.scheduler->watched_metric().empty()) {
     spec_.scheduler->step();
   }
-  summary.train = state_.epoch_metrics.averages();
+  if (parallel_) {
+    MetricAccumulator epoch_metrics = state_.epoch_metrics;
+    parallel_->reduce(epoch_metrics);
+    summary.train = epoch_metrics.averages();
+  } else {
+    summary.train = state_.epoch_metrics.averages();
+  }
   last_train_ = summary.train;  // before validating: keep_best and early stopping may watch it
   if (o.validate_every_steps == 0) run_validation();
   if (!spec_.validation_data) watch_metrics();  // train.* metrics, once per epoch
@@ -395,6 +437,13 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
   summary.loader_wait_fraction = epoch_seconds > 0 ? loader_wait / epoch_seconds : 0;
   summary.skipped_records = state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
+  if (parallel_) {  // the world's throughput, and every rank's left-out records
+    const auto totals =
+        parallel_->sum({summary.samples_per_second, static_cast<double>(state_.epoch_skipped)});
+    summary.samples_per_second = totals[0];
+    summary.skipped_records =
+        static_cast<int64_t>(totals[1]) + spec_.train_data->source().skipped_at_load();
+  }
   MetricRow data_row{"data",
                      state_.step,
                      epoch_end,
@@ -426,7 +475,9 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
 
 std::map<std::string, double> Trainer::validate() {
   if (!spec_.validation_data) return {};
-  return Evaluator(spec_, this).run(*spec_.validation_data);
+  Evaluator evaluator(spec_, this);
+  if (parallel_) evaluator.combine_with([this](MetricAccumulator& m) { parallel_->reduce(m); });
+  return evaluator.run(*spec_.validation_data);
 }
 
 double Trainer::watched_value(const MetricGoal& goal) const {
@@ -502,8 +553,9 @@ void Trainer::checkpoint() {
   const bool best = checkpoint_due_;
   checkpoint_due_ = false;
   if (path == last_checkpoint_ && !best) return;
+  const bool writer = !parallel_ || parallel_->leader();  // one file, by rank 0
   std::error_code ec;
-  fs::create_directories(policy.folder, ec);
+  if (writer) fs::create_directories(policy.folder, ec);
   if (ec)
     throw core::IoError("cannot create checkpoint folder " + policy.folder + ": " + ec.message());
   // decide what the keep policy deletes before saving, so the saved list is the kept one
@@ -522,19 +574,41 @@ void Trainer::checkpoint() {
     doomed.push_back(old_best);
   }
   state_.elapsed = elapsed();
-  save_checkpoint(path, spec_, state_, run_file_);
+  if (parallel_) {
+    // the metrics in progress as the whole world measured them; the ranks wait for the file
+    TrainerState saved = state_;
+    parallel_->reduce(saved.window);
+    parallel_->reduce(saved.epoch_metrics);
+    if (writer) save_checkpoint(path, spec_, saved, run_file_);
+    parallel_->barrier();
+  } else {
+    save_checkpoint(path, spec_, state_, run_file_);
+  }
   last_checkpoint_ = path;
   for (auto* obs : observers_) obs->on_checkpoint(path, state_.step);
   for (const auto& d : doomed) {
-    if (d == path) continue;
+    if (d == path || !writer) continue;
     fs::remove(d, ec);
     for (auto* obs : observers_) obs->on_checkpoint_removed(d);
   }
-  if (spec_.hooks.on_checkpoint) spec_.hooks.on_checkpoint(*this, path);
+  if (spec_.hooks.on_checkpoint && writer) spec_.hooks.on_checkpoint(*this, path);
 }
 
-void Trainer::check_interrupt() {
-  const int signal = core::pending_interrupt();
+void Trainer::check_interrupt(bool sync_point) {
+  int signal = core::pending_interrupt();
+  if (parallel_) {
+    if (!sync_point) return;
+    const auto agreed =
+        parallel_->maximum({static_cast<double>(signal), stop_requested_ ? 1.0 : 0.0});
+    signal = static_cast<int>(agreed[0]);
+    if (agreed[1] > 0 && !stop_) {
+      stop_ = true;
+      if (stop_reason_.empty()) {
+        stop_reason_ =
+            "stopped by the script on another rank at step " + std::to_string(state_.step);
+      }
+    }
+  }
   if (signal == 0) return;
   checkpoint();
   const std::string reason = "interrupted by " + signal_name(signal) + " at step " +
@@ -550,6 +624,7 @@ TrainResult Trainer::run() {
   steps_here_ = 0;
   spec_.model.module->train();
   release_gradients(*spec_.optimizer);
+  if (parallel_) parallel_->broadcast_model();
   while (!stop_ && state_.step < total_steps_ && state_.epoch < epochs_) train_epoch();
   if (stop_reason_.empty()) {
     stop_reason_ = spec_.options.steps > 0

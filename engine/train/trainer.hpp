@@ -18,7 +18,13 @@
 #include "engine/train/target_check.hpp"
 #include "engine/train/trainer_state.hpp"
 
+namespace engine::dist {
+class Group;
+}
+
 namespace engine::train {
+
+class DataParallel;
 
 struct TrainResult {
   int64_t steps = 0;
@@ -34,8 +40,13 @@ struct TrainResult {
 
 class Trainer : public StepContext {
  public:
-  // run_file: recorded in checkpoints, so that --resume finds the run to continue.
-  Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file = {});
+  // run_file: recorded in checkpoints, so that --resume finds the run to continue. group: the
+  // processes of a data-parallel run (docs/distributed.md); the trainer then trains on this
+  // rank's share of the data, averages gradients and metrics over the ranks, and only rank 0
+  // writes checkpoints. Every rank gets the same checkpoint folder.
+  Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file = {},
+          dist::Group* group = nullptr);
+  ~Trainer() override;
   // Restores a checkpoint of this script's run: the next run() goes on where it was written.
   void resume_from(const std::string& checkpoint_path);
   TrainResult run();
@@ -78,7 +89,11 @@ class Trainer : public StepContext {
   double watched_value(const MetricGoal& goal) const;  // throws when the metric is not logged
   void track(const MetricGoal& goal, BestTracker& tracker, bool* improved);
   void checkpoint();
-  void check_interrupt();
+  // Ctrl-C and SIGTERM; in a distributed run acted on together at sync points only (log steps,
+  // epoch ends), where a stop one rank's script asked for is agreed on too.
+  void check_interrupt(bool sync_point = true);
+  // Whether the coming backward ends an accumulation group (its gradients are all-reduced).
+  bool synchronise_backward() const;
   void emit(const MetricRow& row);
   void log_train_window();
   double elapsed() const { return elapsed_before_ + clock_.seconds(); }
@@ -111,6 +126,8 @@ class Trainer : public StepContext {
   int64_t window_samples_ = 0;
   StepPartEnd step_part_end_;
   std::optional<TargetCheck> check_targets_;  // the training data's classes against the model
+  std::unique_ptr<DataParallel> parallel_;    // set in a distributed run
+  bool stop_requested_ = false;               // by this rank's script, in a distributed run
 };
 
 }  // namespace engine::train

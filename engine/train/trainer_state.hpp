@@ -39,6 +39,7 @@ struct TrainerState {
   std::map<std::string, int64_t> rows;   // rows written per split of the run file
   double grad_scale = 65536.0;           // the loss scaler's (float16's) current scale
   int64_t grad_scale_tracker = 0;
+  int64_t world_size = 1;  // processes training it: epoch_position counts one rank's samples
 };
 
 }  // namespace engine::train

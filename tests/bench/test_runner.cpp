@@ -11,6 +11,7 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/runner.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/signals.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;
@@ -28,7 +29,7 @@ TEST_CASE("child processes: exit codes, output tails, signals, timeouts, memory 
   o.argv = {"/bin/sh", "-c", "kill -SEGV $$"};
   r = bench::run_child(o);
   CHECK(r.signal == SIGSEGV);
-  CHECK(bench::signal_description(SIGSEGV).find("SIGSEGV") != std::string::npos);
+  CHECK(core::signal_description(SIGSEGV).find("SIGSEGV") != std::string::npos);
 
   // the whole group goes: the background sleep would otherwise hold the pipe open
   o.argv = {"/bin/sh", "-c", "sleep 30 & sleep 30"};

@@ -35,6 +35,34 @@ tiny() { "$ENGINE" run "$FIX/make_tiny_mnist.lua" "$WORK/tiny" >/dev/null || fai
 # The metric series of a run file, as text, for comparing runs.
 series() { h5dump -d /metrics/train/loss -d /metrics/validation/accuracy -d /metrics/train/step "$1" | grep -v '^HDF5 '; }
 
+# The numbers of one dataset of a run file, one per line.
+numbers() { h5dump -y -d "$2" "$1" | sed -n '/DATA {/,/}/p' | grep -oE -- '-?[0-9][0-9.]*(e[+-]?[0-9]+)?'; }
+
+# close FILE_A FILE_B DATASET TOLERANCE: the same count of values, each pair within the relative
+# tolerance.
+close() {
+  local a b
+  a=$(numbers "$1" "$3"); b=$(numbers "$2" "$3")
+  [ -n "$a" ] || fail "no values in $3 of $1"
+  paste <(printf '%s\n' "$a") <(printf '%s\n' "$b") | awk -v tol="$4" '
+    NF != 2 { bad = 1 }
+    { d = $1 - $2; if (d < 0) d = -d; m = ($1 < 0 ? -$1 : $1); if (d > tol * (m > 1 ? m : 1)) bad = 1 }
+    END { exit bad }' || fail "$3 differs beyond $4 between $1 and $2:
+$(paste <(printf '%s\n' "$a") <(printf '%s\n' "$b"))"
+}
+
+# The pid of the worker with RANK=$2 among the children of launcher $1 (empty until started).
+worker_pid() {
+  local p
+  for p in $(pgrep -P "$1"); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "RANK=$2" && { echo "$p"; return; }
+    worker_pid "$p" "$2"  # a backgrounded shell function's subshell stands between
+  done
+}
+
+# A port for a test's rendezvous (the launcher finds free ones itself).
+test_port() { echo $((20000 + (RANDOM % 20000))); }
+
 case "$CASE" in
   help)
     expect 0 "train SCRIPT.lua" "run FILE.lua" "info" -- "$ENGINE" --help
@@ -375,6 +403,105 @@ LUA
     expect 2 "--rerun must be never, failed or always" -- "$ENGINE" bench twins.lua --rerun sometimes
     expect 2 "--timeout, --max_memory and --repeat need --isolate process" -- \
       "$ENGINE" bench twins.lua --isolate none --timeout 5
+    ;;
+  distributed)
+    # the same script, the same global batch (16): one process, then two (--nproc 2, 8 each)
+    tiny
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/one" --threads 2 -q \
+      >/dev/null || fail "the one-process run failed"
+    expect 0 "starting 2 worker processes" "training 'tiny' on 2 processes x 1 threads" "epoch 2 done" \
+      "run file: $WORK/two/tiny/" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/two" --nproc 2 --threads 2
+    one=$(ls "$WORK"/one/tiny/*.h5); two=$(ls "$WORK"/two/tiny/*.h5)
+    [ "$(printf '%s\n' "$two" | wc -l)" = 1 ] || fail "more than one run file: $two"
+    h5dump -a /world_size "$two" | grep -q '(0): 2' || fail "world_size 2 not recorded"
+    close "$one" "$two" /metrics/train/loss 1e-4
+    close "$one" "$two" /metrics/validation/loss 1e-4
+    close "$one" "$two" /metrics/validation/accuracy 0.02
+    ls "$WORK"/two/tiny/*/ckpt-*.h5 >/dev/null || fail "rank 0 wrote no checkpoint"
+    # two "machines" of two processes each on loopback, started as a scheduler starts them
+    port=$(test_port)
+    pids=()
+    for r in 0 1 2 3; do
+      RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/four" --threads 1 \
+        --dist_timeout 60 >"rank$r.txt" 2>&1 &
+      pids+=($!)
+    done
+    for r in 0 1 2 3; do
+      wait "${pids[$r]}" || fail "rank $r of 4 failed: $(cat rank$r.txt)"
+    done
+    grep -qF "run file: $WORK/four/tiny/" rank0.txt || fail "rank 0 did not write the run: $(cat rank0.txt)"
+    [ ! -s rank1.txt ] && [ ! -s rank3.txt ] || fail "ranks other than 0 printed: $(cat rank1.txt rank3.txt)"
+    four=$(ls "$WORK"/four/tiny/*.h5)
+    h5dump -a /world_size "$four" | grep -q '(0): 4' || fail "world_size 4 not recorded"
+    close "$one" "$four" /metrics/train/loss 1e-4
+    ;;
+  distributed_kill)
+    # rank 1 killed with SIGKILL in the middle of a 2-process run
+    tiny
+    run2() { "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --nproc 2 --threads 2 "$@"; }
+    run2 --out "$WORK/whole" -q >/dev/null 2>&1 || fail "the uninterrupted 2-process run failed"
+    kill_rank1_after_first_checkpoint() {  # $1: the launcher's pid, $2: the run's output folder
+      for _ in $(seq 400); do
+        ls "$2"/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
+        sleep 0.05
+      done
+      victim=$(worker_pid "$1" 1)
+      [ -n "$victim" ] || fail "no rank 1 worker under launcher $1"
+      kill -9 "$victim"
+    }
+    # without restarts: the group stops, within the timeout, naming the dead rank
+    run2 --set delay=0.1 --out "$WORK/killed" --dist_timeout 20 >out.txt 2>&1 &
+    launcher=$!
+    kill_rank1_after_first_checkpoint $launcher "$WORK/killed"
+    start=$SECONDS
+    wait $launcher; rc=$?
+    [ "$rc" = 137 ] || fail "exit code $rc after rank 1 was killed, expected 137: $(cat out.txt)"
+    grep -qF "rank 1 (pid $victim) was killed by SIGKILL" out.txt || fail "the dead rank is not named: $(cat out.txt)"
+    [ $((SECONDS - start)) -le 30 ] || fail "the group took $((SECONDS - start)) s to stop"
+    # with --max_restarts 1: the group starts again from the last checkpoint and ends with the
+    # weights of the uninterrupted run
+    run2 --set delay=0.1 --out "$WORK/restarted" --max_restarts 1 >out.txt 2>&1 &
+    launcher=$!
+    kill_rank1_after_first_checkpoint $launcher "$WORK/restarted"
+    wait $launcher || fail "the restarted group failed: $(cat out.txt)"
+    grep -qF "restarting the group" out.txt || fail "no restart: $(cat out.txt)"
+    grep -qF "finished 21 steps" out.txt || fail "the restarted run did not finish: $(cat out.txt)"
+    for t in 1.weight 1.bias 4.weight 4.bias; do
+      x=$(h5dump -d "/model/$t" "$WORK"/whole/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      y=$(h5dump -d "/model/$t" "$WORK"/restarted/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      [ -n "$x" ] && [ "$x" = "$y" ] || fail "weights $t differ after the restart"
+    done
+    ;;
+  distributed_errors)
+    tiny
+    args=(train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/runs" --threads 1)
+    expect 2 ":batch(16) does not divide among 3 processes" -- "$ENGINE" "${args[@]}" --nproc 3
+    expect 2 "RANK='x'" -- env RANK=x WORLD_SIZE=2 "$ENGINE" "${args[@]}"
+    expect 2 "leave --nproc out" -- env RANK=0 WORLD_SIZE=2 "$ENGINE" "${args[@]}" --nproc 2
+    expect 8 "cannot reach rank 0's rendezvous store at no-such-host.invalid:" -- \
+      env RANK=1 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid MASTER_PORT=$(test_port) \
+      "$ENGINE" "${args[@]}" --dist_timeout 5
+    # ranks that disagree about the world's size both stop at once
+    port=$(test_port)
+    env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30 >rank0.txt 2>&1 &
+    leader=$!
+    expect 8 "rank 1 was started with a world of 3 processes, rank 0 with 2" -- \
+      env RANK=1 WORLD_SIZE=3 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30
+    wait $leader; rc=$?
+    [ "$rc" = 8 ] && grep -qF "was started with a world of 3" rank0.txt || fail "rank 0: exit $rc, $(cat rank0.txt)"
+    # a port another job holds: rank 0 waiting for its world keeps it
+    port=$(test_port)
+    env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30 >holder.txt 2>&1 &
+    holder=$!
+    sleep 2
+    expect 8 "rank 0 cannot serve the rendezvous store on port $port" -- \
+      env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}"
+    kill $holder; wait $holder 2>/dev/null
+    # a rank that never comes: rank 0 names it when the timeout passes
+    expect 8 "rank(s) 1 of 2 did not join within 2 s" -- \
+      env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
     ;;
   allocator)
     expect 0 "memory   caching allocator" -- "$ENGINE" info

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "engine/core/errors.hpp"
 #include "engine/data/dataset_finder.hpp"
 #include "engine/data/loader.hpp"
@@ -105,4 +108,50 @@ TEST_CASE("datasets are found by name, and a miss lists every folder looked at")
     CHECK(std::string(e.what()).find(dir + "/mnist") != std::string::npos);
     CHECK(std::string(e.what()).find("datasets/fetch mnist") != std::string::npos);
   }
+}
+
+TEST_CASE("a rank's training share splits the global batch; together the ranks read it") {
+  const auto p = numbered(40).shuffle().batch(8);
+  std::vector<std::vector<int64_t>> batches[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto share = p.training_share(rank, 2);
+    CHECK(share.batch_size() == 4);
+    CHECK(share.size() == p.size());  // every rank takes as many steps as one process would
+    data::EpochReader reader(share, 5, 1);
+    while (auto b = reader.next()) {
+      std::vector<int64_t> t(b->target.data_ptr<int64_t>(),
+                             b->target.data_ptr<int64_t>() + b->target.numel());
+      batches[rank].push_back(t);
+    }
+  }
+  data::EpochReader whole(p, 5, 1);
+  for (size_t k = 0; k < batches[0].size(); ++k) {
+    auto b = whole.next();
+    REQUIRE(b);
+    std::vector<int64_t> expected(b->target.data_ptr<int64_t>(),
+                                  b->target.data_ptr<int64_t>() + b->target.numel());
+    std::vector<int64_t> joined = batches[0][k];
+    joined.insert(joined.end(), batches[1][k].begin(), batches[1][k].end());
+    std::sort(joined.begin(), joined.end());
+    std::sort(expected.begin(), expected.end());
+    CHECK(joined == expected);
+  }
+  CHECK_THROWS_AS(numbered(40).batch(6).training_share(0, 4), core::UsageError);
+  CHECK_THROWS_AS(numbered(40).shard(0, 2).batch(8).training_share(0, 2), core::UsageError);
+}
+
+TEST_CASE("evaluation shares count each sample once, without padding") {
+  const auto p = numbered(11).batch(4);
+  std::vector<int64_t> seen;
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto share = p.evaluation_share(rank, 3);
+    CHECK(share.batch_size() == 4);
+    const auto t = epoch_targets(share, 1, 0);
+    CHECK(static_cast<int64_t>(t.size()) == share.num_samples());
+    seen.insert(seen.end(), t.begin(), t.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<int64_t> all(11);
+  std::iota(all.begin(), all.end(), 0);
+  CHECK(seen == all);
 }

@@ -1,0 +1,166 @@
+#include "engine/cli/distributed.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/threads.hpp"
+#include "engine/dist/launcher.hpp"
+#include "engine/train/checkpoint.hpp"
+
+namespace engine::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where rank 0 writes its run file's path, for the launcher's restarts.
+constexpr const char* kRunFileNoteVariable = "ENGINE_RUN_FILE_NOTE";
+
+std::optional<std::string> environment(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return std::nullopt;
+  return std::string(value);
+}
+
+std::chrono::milliseconds timeout_of(const cxxopts::ParseResult& flags) {
+  const double seconds = flags["dist_timeout"].as<double>();
+  if (!(seconds > 0) || !std::isfinite(seconds)) {
+    throw core::UsageError("--dist_timeout needs a positive number of seconds");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// args without `flag` and its value (both spellings: --flag V, --flag=V).
+std::vector<std::string> without_flag(const std::vector<std::string>& args,
+                                      const std::string& flag) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag) {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind(flag + "=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  return out;
+}
+
+std::string read_note(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
+void add_distributed_flags(cxxopts::Options& options) {
+  options.add_options("distributed")(
+      "nproc", "start N worker processes on this machine, data-parallel (docs/distributed.md)",
+      cxxopts::value<int>())("nnodes", "machines in the job, each running engine with --nproc",
+                             cxxopts::value<int>()->default_value("1"))(
+      "node_rank", "this machine's place among them, from 0",
+      cxxopts::value<int>()->default_value("0"))(
+      "master_addr",
+      "address of the machine that runs rank 0 (default $MASTER_ADDR, else 127.0.0.1)",
+      cxxopts::value<std::string>())(
+      "master_port",
+      "rendezvous port there (default $MASTER_PORT, else a free port on one machine, 29500 on "
+      "several)",
+      cxxopts::value<int>())("dist_timeout",
+                             "seconds a rank waits for the others before it fails (rendezvous, "
+                             "each collective)",
+                             cxxopts::value<double>()->default_value("60"))(
+      "max_restarts", "restart the whole group from its last checkpoint up to N times",
+      cxxopts::value<int>()->default_value("0"));
+}
+
+std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
+                                   const std::vector<std::string>& args) {
+  if (!flags.count("nproc") || environment(dist::kLaunchedVariable)) return std::nullopt;
+  if (environment("RANK") || environment("WORLD_SIZE")) {
+    throw core::UsageError(
+        "--nproc starts worker processes itself, but RANK / WORLD_SIZE are set: under torchrun or "
+        "a scheduler that starts one process per slot, leave --nproc out");
+  }
+  if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
+  dist::LaunchOptions options;
+  options.nproc = flags["nproc"].as<int>();
+  options.nnodes = flags["nnodes"].as<int>();
+  options.node_rank = flags["node_rank"].as<int>();
+  options.timeout = timeout_of(flags);
+  options.max_restarts = flags["max_restarts"].as<int>();
+  if (options.max_restarts > 0 && options.nnodes > 1) {
+    throw core::UsageError(
+        "--max_restarts restarts the processes of one machine; on several machines let the "
+        "scheduler restart the job (docs/distributed.md)");
+  }
+  if (flags.count("master_addr")) {
+    options.master_addr = flags["master_addr"].as<std::string>();
+  } else if (auto addr = environment("MASTER_ADDR")) {
+    options.master_addr = *addr;
+  } else if (options.nnodes > 1) {
+    throw core::UsageError("--nnodes " + std::to_string(options.nnodes) +
+                           " needs --master_addr: the address of the machine with --node_rank 0");
+  }
+  if (flags.count("master_port")) {
+    options.master_port = flags["master_port"].as<int>();
+  } else if (auto port = environment("MASTER_PORT")) {
+    options.master_port = std::atoi(port->c_str());
+  }
+  if (options.master_port < 0 || options.master_port > 65535) {
+    throw core::UsageError("--master_port " + std::to_string(options.master_port) +
+                           " is not a port (1-65535)");
+  }
+  const int requested = flags["threads"].as<int>();
+  const int threads = requested > 0 ? requested : core::available_cores();
+  options.threads_per_worker = std::max(1, threads / std::max(1, options.nproc));
+
+  // rank 0 writes its run file's path here; a restart resumes from that run's last checkpoint
+  std::string note = (fs::temp_directory_path() / "engine-launch-XXXXXX").string();
+  const int fd = mkstemp(note.data());
+  if (fd >= 0) close(fd);
+  setenv(kRunFileNoteVariable, note.c_str(), 1);
+  std::vector<std::string> worker_args{command};
+  worker_args.insert(worker_args.end(), args.begin(), args.end());
+  options.arguments = [worker_args, note](int attempt) {
+    if (attempt == 0) return worker_args;
+    const std::string run_file = read_note(note);
+    if (run_file.empty()) return worker_args;  // it failed before writing one: start afresh
+    try {
+      const auto checkpoint = train::resolve_checkpoint(run_file, "--resume");
+      auto resumed = without_flag(worker_args, "--resume");
+      resumed.insert(resumed.end(), {"--resume", checkpoint});
+      spdlog::info("resuming from {}", checkpoint);
+      return resumed;
+    } catch (const core::Error& e) {
+      spdlog::warn("no checkpoint to resume from ({}): starting afresh", e.what());
+      return worker_args;
+    }
+  };
+  options.note = [](const std::string& text) { spdlog::info("{}", text); };
+  const int code = dist::launch(options);
+  std::remove(note.c_str());
+  return code;
+}
+
+dist::World world_of(const cxxopts::ParseResult& flags) {
+  dist::World world = dist::world_from_environment(dist::process_environment());
+  world.timeout = timeout_of(flags);
+  return world;
+}
+
+void tell_launcher_run_file(const std::string& path) {
+  const auto note = environment(kRunFileNoteVariable);
+  if (!note) return;
+  std::ofstream out(*note, std::ios::trunc);
+  out << path << "\n";
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,32 @@
+// The flags of data-parallel training (docs/distributed.md): --nproc starts the workers on
+// this machine (torchrun's --nproc_per_node), --nnodes --node_rank --master_addr --master_port
+// join machines, --dist_timeout bounds every wait, --max_restarts restarts a failed group from
+// its last checkpoint. A process that a launcher or a scheduler started reads its place from
+// the environment instead.
+#pragma once
+
+#include <cxxopts.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/dist/world.hpp"
+
+namespace engine::cli {
+
+void add_distributed_flags(cxxopts::Options& options);
+
+// With --nproc, in a process no launcher started: starts the workers (each runs `command`
+// with the same arguments) and returns the group's exit code. Otherwise nothing.
+std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
+                                   const std::vector<std::string>& args);
+
+// This process's place: from torchrun's or Slurm's variables (a launcher's worker, a
+// scheduler's task), with --dist_timeout; one process when none is set.
+dist::World world_of(const cxxopts::ParseResult& flags);
+
+// Rank 0 of a launched group tells its launcher the run file it writes (for restarts).
+void tell_launcher_run_file(const std::string& path);
+
+}  // namespace engine::cli

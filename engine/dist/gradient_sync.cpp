@@ -1,0 +1,72 @@
+#include "engine/dist/gradient_sync.hpp"
+
+#include <torch/csrc/distributed/c10d/reducer.hpp>
+
+#include <algorithm>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::dist {
+namespace {
+
+constexpr size_t kFirstBucketBytes = 1 << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
+
+std::vector<torch::Tensor> trainable(std::vector<torch::Tensor> parameters) {
+  parameters.erase(std::remove_if(parameters.begin(), parameters.end(),
+                                  [](const torch::Tensor& p) { return !p.requires_grad(); }),
+                   parameters.end());
+  return parameters;
+}
+
+}  // namespace
+
+GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
+                           std::vector<torch::Tensor> buffers, GradientSyncOptions options)
+    : group_(group), buffers_(std::move(buffers)) {
+  auto params = trainable(std::move(parameters));
+  if (params.empty()) {
+    throw core::UsageError("distributed training needs a model with trainable parameters");
+  }
+  try {
+    c10d::verify_params_across_processes(group_.backend(), params, c10::nullopt);
+  } catch (const std::exception& e) {
+    group_.fail("checking that every rank builds the same model", e);
+  }
+  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(
+      params, {kFirstBucketBytes, static_cast<size_t>(options.bucket_bytes)},
+      std::vector<bool>(params.size(), false));
+  std::reverse(buckets.begin(), buckets.end());
+  std::reverse(limits.begin(), limits.end());
+  const size_t count = params.size();
+  try {
+    reducer_ = std::make_unique<c10d::Reducer>(
+        std::move(params), std::move(buckets), std::move(limits), group_.backend(),
+        std::vector<bool>(count, false), options.bucket_bytes, options.find_unused_parameters,
+        /*gradient_as_bucket_view=*/false, std::unordered_map<size_t, std::string>{},
+        static_cast<int64_t>(kFirstBucketBytes));
+  } catch (const std::exception& e) {
+    group_.fail("setting up the gradient all-reduce", e);
+  }
+}
+
+GradientSync::~GradientSync() = default;
+
+void GradientSync::before_forward() {
+  try {
+    reducer_->rebuild_buckets();  // once, after the first step; then a no-op
+    reducer_->prepare_for_forward();
+  } catch (const std::exception& e) {
+    group_.fail("rebuilding the gradient buckets", e);
+  }
+  if (!buffers_.empty()) group_.broadcast(buffers_);
+}
+
+void GradientSync::before_backward(const torch::Tensor& loss) {
+  try {
+    reducer_->prepare_for_backward({loss});
+  } catch (const std::exception& e) {
+    group_.fail("preparing the gradient all-reduce", e);
+  }
+}
+
+}  // namespace engine::dist

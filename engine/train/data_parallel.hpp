@@ -1,0 +1,55 @@
+// The trainer's side of data-parallel training over a dist::Group: the model's parameters and
+// buffers made rank 0's at the start, gradients averaged by dist::GradientSync (c10d's
+// Reducer), metrics summed over the ranks before they are logged, and the decisions every rank
+// must take together (stop, interrupt) agreed on.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/dist/gradient_sync.hpp"
+#include "engine/dist/group.hpp"
+#include "engine/train/metrics.hpp"
+#include "engine/train/spec.hpp"
+
+namespace engine::train {
+
+class DataParallel {
+ public:
+  // Replaces the spec's pipelines by this rank's shares (data::Pipeline::training_share and
+  // evaluation_share): the script's :batch(n) is the global batch.
+  DataParallel(dist::Group& group, TrainSpec& spec);
+  ~DataParallel();
+
+  dist::Group& group() { return group_; }
+  int rank() const { return group_.rank(); }
+  int size() const { return group_.size(); }
+  bool leader() const { return group_.leader(); }
+
+  // Every rank's parameters and buffers set to rank 0's (after a fresh start or a resume).
+  void broadcast_model();
+  void before_forward();
+  // loss.backward(); when `synchronise`, the gradients are all-reduced as they come (the last
+  // batch of an accumulation group). A failed all-reduce comes out as a DistributedError.
+  void backward(const torch::Tensor& loss, bool synchronise);
+  // A backward that adds nothing to this rank's gradients but takes part in the all-reduce:
+  // what a rank does with a batch it skips (a NaN loss) while the others step.
+  void backward_nothing();
+  // The accumulator's sums, sample counts and class counts summed over the ranks, in place.
+  // Every rank must have measured the same metric names.
+  void reduce(MetricAccumulator& metrics);
+  // Element-wise maximum over the ranks.
+  std::vector<double> maximum(const std::vector<double>& values);
+  std::vector<double> sum(const std::vector<double>& values);
+  void barrier();
+
+ private:
+  dist::Group& group_;
+  TrainSpec& spec_;
+  std::vector<torch::Tensor> parameters_;
+  std::unique_ptr<dist::GradientSync> sync_;
+};
+
+}  // namespace engine::train
