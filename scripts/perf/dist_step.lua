@@ -19,6 +19,6 @@ return {
   loss = nn.NLLLoss(),
   optimizer = function(params, hp) return optim.SGD(params, {lr = hp.lr, momentum = 0.9}) end,
   trainer = function(hp)
-    return {steps = hp.steps, log_every = hp.steps, keep_checkpoints = 0}
+    return {steps = hp.steps, log_every = hp.steps, checkpoint_every = false}
   end,
 }

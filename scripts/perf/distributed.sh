@@ -32,7 +32,7 @@ for model in mlp mnist_cnn; do
   port=$((20000 + RANDOM % 20000))
   ar=$(for r in 0 1; do RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
          "$allreduce" "${floats[$model]}" 200 & done; wait)
-  ar_ms=$(printf '%s' "$ar" | grep -oE 'p50 [0-9.]+' | grep -oE '[0-9.]+')
+  ar_ms=$(printf '%s' "$ar" | sed -nE 's/.*p50 ([0-9.]+) ms.*/\1/p' | head -1)
   awk -v m="$model" -v a="$ma" -v b="$mb" -v c="$mc" -v ar="$ar_ms" 'BEGIN {
     step1 = 64 / a * 1000; step2 = 64 / b * 1000; local = 32 / c * 1000
     exposed = step2 - local; hidden = ar - exposed
