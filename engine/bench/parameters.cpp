@@ -23,6 +23,7 @@ const Schema& point_schema() {
       {"input_shape", std::string()},
       {"num_classes", int64_t{0}},
       {"allocator", std::string("caching")},
+      {"world_size", int64_t{1}},  // processes of a data-parallel point: engine bench --nproc
       {"enabled", true},
       {"label", std::string()},
   };
@@ -36,6 +37,10 @@ std::vector<std::string> point_flags(const Point& point) {
     const std::string text = value_text(value);
     if (text.empty()) continue;
     if ((name == "num_classes" || name == "num_loader_threads") && text == "0") continue;
+    if (name == "world_size") {  // the point's processes, started by its own launcher
+      if (text != "1") flags.insert(flags.end(), {"--nproc", text});
+      continue;
+    }
     flags.push_back("--" + name);
     flags.push_back(text);
   }

@@ -10,6 +10,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
+#include "engine/dist/group.hpp"
 #include "engine/train/evaluator.hpp"
 #include "engine/train/precision.hpp"
 #include "engine/train/sgd.hpp"
@@ -173,11 +174,13 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   spec.optimizer_name = "SGD";
   // The trainer wants a training pipeline; the timed batches are the one made above, or the
   // feed's.
-  spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(o.input_shape, o.classes,
-                                                                           o.batch_size, o.seed))
-                        .batch(o.batch_size);
+  // (in a data-parallel point the world's batch, of which each rank takes batch_size)
+  const int64_t world = o.group ? o.group->size() : 1;
+  spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
+                                       o.input_shape, o.classes, o.batch_size * world, o.seed))
+                        .batch(o.batch_size * world);
   spec.options.checkpoint.folder.clear();
-  train::Trainer trainer(spec, {});
+  train::Trainer trainer(spec, {}, {}, o.group);
   trainer.on_step_part_end([&](train::Trainer::StepPart part) { parts.end(step_part_name(part)); });
   split = true;
   time([&] { trainer.step_batch(next_batch()); });

@@ -15,6 +15,10 @@
 #include "engine/nn/model.hpp"
 #include "engine/train/spec.hpp"
 
+namespace engine::dist {
+class Group;
+}
+
 namespace engine::bench {
 
 enum class Phase { kTraining, kInference, kDataIngestion };
@@ -34,6 +38,10 @@ struct PointOptions {
   uint64_t seed = 1;
   DataOptions data;
   std::string profile_path;  // non-empty: a Chrome trace of the timed batches is written there
+  // A data-parallel point: every rank runs it with batch_size samples, and training averages
+  // the gradients over the group (the trainer's DataParallel: c10d's Reducer), as DLBS's
+  // replicas. Inference and data_ingestion run independently on every rank.
+  dist::Group* group = nullptr;
 };
 
 struct PointResult {

@@ -41,6 +41,7 @@ BenchRow planned_row(const PlannedPoint& p, int64_t index) {
   row.dtype = param_text(p.params, "dtype");
   row.batch_size = param_int(p.params, "batch_size");
   row.threads = param_int(p.params, "threads");
+  row.world_size = std::max<int64_t>(1, param_int(p.params, "world_size"));
   row.num_batches = param_int(p.params, "num_batches");
   row.label = param_text(p.params, "label");
   return row;
@@ -70,6 +71,18 @@ std::string describe(const PlannedPoint& p, const std::vector<std::string>& name
     text += name == "model" ? value : name + "=" + value;
   }
   return text;
+}
+
+// What a data-parallel point has in common with its one-process baseline: every parameter but
+// the processes, the batch and the threads.
+std::string scaling_key(const Point& params) {
+  static const std::set<std::string> ignored = {"world_size", "batch_size", "threads", "enabled",
+                                                "label"};
+  std::string key;
+  for (const auto& [name, value] : params) {
+    if (!ignored.count(name)) key += name + "=" + value_text(value) + "\n";
+  }
+  return key;
 }
 
 struct OomRecord {
@@ -264,8 +277,11 @@ void record_summary(io::BenchRow& row, const Summary& s) {
   row.p50_ms = s.p50_ms;
   row.p90_ms = s.p90_ms;
   row.p99_ms = s.p99_ms;
-  row.throughput = s.throughput;
-  row.throughput_p50 = s.throughput_p50;
+  // a data-parallel point's ranks step together: the world takes world_size batches a step
+  const auto ranks = static_cast<double>(std::max<int64_t>(1, row.world_size));
+  row.throughput = s.throughput * ranks;
+  row.throughput_p50 = s.throughput_p50 * ranks;
+  row.throughput_per_rank = row.world_size > 1 ? s.throughput : io::BenchRow::kNone;
 }
 
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms) {
@@ -357,8 +373,8 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
   const auto names = varying(plan);
   std::vector<std::string> others;
   for (const auto& name : names) {
-    static const std::set<std::string> columns = {"model", "phase", "batch_size", "dtype",
-                                                  "threads"};
+    static const std::set<std::string> columns = {"model", "phase",   "batch_size",
+                                                  "dtype", "threads", "world_size"};
     if (!columns.count(name)) others.push_back(name);
   }
   const int64_t total = static_cast<int64_t>(plan.size());
@@ -453,7 +469,46 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
     std::fprintf(o.out, "  %s\n", result_line(point.row).c_str());
     std::fflush(o.out);
   }
+  const auto before = outcome.rows;
+  add_scaling_efficiency(outcome.rows, plan);
+  for (size_t i = 0; i < outcome.rows.size(); ++i) {
+    const auto& row = outcome.rows[i];
+    const auto& old = before[i].scaling_efficiency;
+    const bool same =
+        std::isnan(old) ? std::isnan(row.scaling_efficiency) : old == row.scaling_efficiency;
+    if (!same) file.update_row(row);
+  }
   return outcome;
+}
+
+void add_scaling_efficiency(std::vector<BenchRow>& rows, const std::vector<PlannedPoint>& plan) {
+  const size_t n = std::min(rows.size(), plan.size());
+  auto baseline = [&](size_t i) -> const BenchRow* {
+    const auto& r = rows[i];
+    const auto key = scaling_key(plan[i].params);
+    const BenchRow* found = nullptr;
+    // weak scaling (the same batch per rank) first, then strong (the same global batch)
+    for (const int64_t batch : {r.batch_size, r.batch_size * r.world_size}) {
+      for (size_t j = 0; j < n; ++j) {
+        const auto& b = rows[j];
+        if (b.status != "ok" || b.world_size != 1 || b.batch_size != batch || !(b.throughput > 0) ||
+            scaling_key(plan[j].params) != key) {
+          continue;
+        }
+        if (b.threads == r.threads) return &b;
+        if (!found) found = &b;
+      }
+      if (found) return found;
+    }
+    return found;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    auto& r = rows[i];
+    if (r.status != "ok" || r.world_size <= 1) continue;
+    const BenchRow* b = baseline(i);
+    r.scaling_efficiency =
+        b ? r.throughput / (static_cast<double>(r.world_size) * b->throughput) : BenchRow::kNone;
+  }
 }
 
 std::string results_table(const std::vector<io::BenchRow>& rows,
@@ -464,9 +519,15 @@ std::string results_table(const std::vector<io::BenchRow>& rows,
   const int w = static_cast<int>(width);
   std::string out;
   char line[1024];
-  std::snprintf(line, sizeof line, "%-16s %-14s %6s %-8s %7s %s%-*s%10s %10s %12s %-8s %s\n",
-                "model", "phase", "batch", "dtype", "threads", width ? " " : "", w,
-                width ? "settings" : "", "mean ms", "p90 ms", "samples/s", "status", "reason");
+  // data-parallel points: their processes, and the world's samples/s against one process's
+  const bool parallel =
+      std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.world_size > 1; });
+  const std::string procs_head = parallel ? "  procs" : "";
+  const std::string efficiency_head = parallel ? " efficiency" : "";
+  std::snprintf(line, sizeof line, "%-16s %-14s %6s %-8s %7s%s %s%-*s%10s %10s %12s%s %-8s %s\n",
+                "model", "phase", "batch", "dtype", "threads", procs_head.c_str(), width ? " " : "",
+                w, width ? "settings" : "", "mean ms", "p90 ms", "samples/s",
+                efficiency_head.c_str(), "status", "reason");
   out += line;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -480,16 +541,27 @@ std::string results_table(const std::vector<io::BenchRow>& rows,
     std::string status = r.status;
     if (r.unstable) status += "*";
     const std::string setting = i < settings.size() ? settings[i] : "";
-    std::snprintf(line, sizeof line, "%-16s %-14s %6lld %-8s %7lld %s%-*s%10s %10s %12s %-8s %s\n",
-                  r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size),
-                  r.dtype.c_str(), static_cast<long long>(r.threads), width ? " " : "", w,
-                  setting.c_str(), number(r.mean_ms, "%.3f").c_str(),
-                  number(r.p90_ms, "%.3f").c_str(), number(r.throughput, "%.1f").c_str(),
-                  status.c_str(), r.reason.c_str());
+    char procs[16] = "", efficiency[24] = "";
+    if (parallel) {
+      std::snprintf(procs, sizeof procs, " %6lld", static_cast<long long>(r.world_size));
+      std::snprintf(efficiency, sizeof efficiency, " %10s",
+                    number(100 * r.scaling_efficiency, "%.0f%%").c_str());
+    }
+    std::snprintf(
+        line, sizeof line, "%-16s %-14s %6lld %-8s %7lld%s %s%-*s%10s %10s %12s%s %-8s %s\n",
+        r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size), r.dtype.c_str(),
+        static_cast<long long>(r.threads), procs, width ? " " : "", w, setting.c_str(),
+        number(r.mean_ms, "%.3f").c_str(), number(r.p90_ms, "%.3f").c_str(),
+        number(r.throughput, "%.1f").c_str(), efficiency, status.c_str(), r.reason.c_str());
     out += line;
   }
   if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.unstable; })) {
     out += "ok*: the repeats' p50s spread more than the limit (--unstable_spread): unstable\n";
+  }
+  if (parallel) {
+    out +=
+        "batch: per process; samples/s: all processes together; efficiency: samples/s over "
+        "procs x the one-process point's (same batch per process, else same global batch)\n";
   }
   return out;
 }

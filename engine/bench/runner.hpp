@@ -22,7 +22,8 @@ Rerun parse_rerun(const std::string& name);  // never | failed | always
 enum class Isolation { kProcess, kNone };
 Isolation parse_isolation(const std::string& name);  // process | none
 
-// The row's timing columns from a summary of its batches.
+// The row's timing columns from a summary of its batches (one rank's, for a row whose
+// world_size is set: its throughput is then the world's).
 void record_summary(io::BenchRow& row, const Summary& summary);
 // The row's part columns (data_ms, forward_ms, backward_ms, optimizer_ms): each part's mean;
 // parts not measured stay NaN.
@@ -67,6 +68,12 @@ struct SweepOutcome {
 
 SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
                        const RunnerOptions& options);
+
+// Each ok data-parallel row's scaling_efficiency: its throughput over world_size times that of
+// the one-process point with the same other parameters and the same batch per rank (weak
+// scaling), else the same global batch (strong scaling); NaN when the sweep has neither.
+// rows[i] is plan[i]'s.
+void add_scaling_efficiency(std::vector<io::BenchRow>& rows, const std::vector<PlannedPoint>& plan);
 
 // The table printed at the end: model, phase, batch, dtype, threads, the other settings that
 // vary (when there are any), mean ms, p90 ms, samples/s, status, reason.

@@ -247,6 +247,8 @@ std::string identity_text(const Point& params, bool with_batch) {
   std::string text;
   for (const auto& [name, value] : params) {
     if (name == "enabled" || (!with_batch && name == "batch_size")) continue;
+    // one process, the default: left out so that points from before world_size keep their ids
+    if (name == "world_size" && value_text(value) == "1") continue;
     const char tag = std::holds_alternative<std::string>(value) ? 's'
                      : std::holds_alternative<bool>(value)      ? 'b'
                                                                 : 'n';

@@ -20,11 +20,13 @@
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/cli/distributed.hpp"
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/dist/group.hpp"
 #include "engine/io/bench_file.hpp"
 
 namespace engine::cli {
@@ -60,6 +62,14 @@ std::vector<std::string> with_bool_values(std::vector<std::string> args) {
 // DLBS's device and dtype names as well as the engine's.
 torch::Device bench_device(const std::string& name) {
   return core::parse_device(name == "gpu" ? "cuda" : name);
+}
+
+// A rank's device: --device cuda means this machine's GPU LOCAL_RANK, as in engine train.
+torch::Device rank_device(torch::Device device, const dist::World& world) {
+  if (device.is_cuda() && !device.has_index() && world.distributed()) {
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
+  }
+  return device;
 }
 
 train::Precision bench_precision(const std::string& name) {
@@ -134,6 +144,7 @@ void add_point_flags(cxxopts::Options& options) {
       cxxopts::value<std::string>())(
       "json", "print the result as one JSON line (as ../shared/bench's references do)")(
       "h,help", "show this help");
+  add_distributed_flags(options);  // --nproc N: a data-parallel point of N processes
 }
 
 struct PointRun {
@@ -195,7 +206,7 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
 }
 
 // Runs the point the flags describe; throws what the point throws.
-PointRun measure(const cxxopts::ParseResult& flags, int threads) {
+PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* group = nullptr) {
   if (!flags.count("model")) {
     throw core::UsageError(
         "engine bench needs a model (engine bench --model mlp, see engine models) or a sweep "
@@ -203,6 +214,8 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   }
   PointRun run;
   run.options = point_options(flags);
+  run.options.group = group;
+  if (group) run.options.device = rank_device(run.options.device, group->world());
   run.not_applicable = not_applicable(flags, run.options);
   auto& o = run.options;
   run.model = flags["model"].as<std::string>();
@@ -231,6 +244,7 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads) {
   row.dtype = train::precision_name(o.precision);
   row.batch_size = o.batch_size;
   row.threads = threads;
+  row.world_size = group ? group->size() : 1;
   row.status = "ok";
   const auto& s = result.summary;
   bench::record_summary(row, s);
@@ -265,6 +279,7 @@ void print_json(const PointRun& run) {
       {"model", r.model},
       {"phase", r.phase},
       {"batch_size", r.batch_size},
+      {"world_size", r.world_size},
       {"threads", r.threads},
       {"device", r.device},
       {"dtype", r.dtype},
@@ -277,6 +292,7 @@ void print_json(const PointRun& run) {
       {"min_ms", json_figure(std::get<double>(run.point.details.at("min_ms")))},
       {"throughput", json_figure(r.throughput, 2)},
       {"throughput_p50", json_figure(r.throughput_p50, 2)},
+      {"throughput_per_rank", json_figure(r.throughput_per_rank, 2)},
       {"data_ms", json_figure(r.data_ms)},
       {"forward_ms", json_figure(r.forward_ms)},
       {"backward_ms", json_figure(r.backward_ms)},
@@ -298,6 +314,11 @@ void print_text(const PointRun& run) {
       "min %.3f\n",
       static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
       std::get<double>(run.point.details.at("min_ms")));
+  if (r.world_size > 1) {
+    std::printf("  %lld processes of batch %lld each (times of rank 0): %.1f samples/s each\n",
+                static_cast<long long>(r.world_size), static_cast<long long>(r.batch_size),
+                r.throughput_per_rank);
+  }
   std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
               r.throughput, r.throughput_p50,
               static_cast<double>(r.peak_resident_bytes) / (1 << 20));
@@ -358,14 +379,22 @@ int bench_point(const std::vector<std::string>& args) {
     std::printf("%s\n", options.help().c_str());
     return 0;
   }
-  const int threads = core::configure_threads(flags["threads"].as<int>());
+  if (auto code = launch_if_asked(flags, "bench", args)) return *code;
+  const int threads = core::configure_threads(threads_of_this_process(flags["threads"].as<int>()));
   const std::string result_path = flags.count("result") ? flags["result"].as<std::string>() : "";
   const std::string command = "engine bench " + core::join(args, " ");
+  // a data-parallel point (--nproc, or a scheduler's RANK / WORLD_SIZE): rank 0 reports it
+  const dist::World world = world_of(flags);
+  std::unique_ptr<dist::Group> group;
   PointRun run;
   try {
-    run = measure(flags, threads);
+    if (world.distributed()) {
+      group = std::make_unique<dist::Group>(
+          world, rank_device(bench_device(flags["device"].as<std::string>()), world));
+    }
+    run = measure(flags, threads, group.get());
   } catch (const std::exception& e) {
-    if (!result_path.empty()) {
+    if (!result_path.empty() && world.rank == 0) {
       // the sweep reads why the point failed from here; the error still goes to stderr
       io::BenchPoint failed = failed_point(e);
       failed.row.model = flags.count("model") ? flags["model"].as<std::string>() : "";
@@ -375,6 +404,7 @@ int bench_point(const std::vector<std::string>& args) {
     }
     throw;
   }
+  if (world.rank != 0) return 0;
   if (!result_path.empty()) write_single(result_path, run.point, command, false);
   if (flags.count("out")) {
     const auto path = io::BenchFile::new_path(flags["out"].as<std::string>(),
@@ -403,6 +433,10 @@ io::BenchPoint run_point_in_process(const bench::Point& point) {
   io::BenchPoint failed;
   try {
     auto flags = parse(options, args);
+    if (flags.count("nproc") && flags["nproc"].as<int>() > 1) {
+      throw core::UsageError("world_size " + std::to_string(flags["nproc"].as<int>()) +
+                             " starts processes of its own: run the sweep with --isolate process");
+    }
     const int threads = core::configure_threads(flags["threads"].as<int>());
     return measure(flags, threads).point;
   } catch (const std::exception& e) {

@@ -148,6 +148,16 @@ int bench_sweep(const std::vector<std::string>& args) {
   auto session = make_session(script);  // the sweep's Lua functions run in it: keep it
   const auto spec = session->sweep(script);
   const auto plan = bench::expand(spec, bench::point_schema(), overrides);
+  if (run.isolation == bench::Isolation::kNone) {
+    for (const auto& p : plan) {
+      const int64_t world = bench::param_int(p.params, "world_size");
+      if (p.active && world > 1) {
+        throw core::UsageError("world_size " + std::to_string(world) +
+                               " starts processes of its own: run the sweep with --isolate "
+                               "process");
+      }
+    }
+  }
   if (flags.count("dry-run")) {
     std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),
                 bench::plan_table(plan).c_str());

@@ -10,9 +10,9 @@
 #include <optional>
 #include <sstream>
 
+#include "engine/cli/distributed.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/threads.hpp"
-#include "engine/dist/launcher.hpp"
 #include "engine_paths_config.hpp"
 
 namespace engine::cli {
@@ -41,11 +41,7 @@ void add_run_flags(cxxopts::Options& options) {
 int apply_common_flags(const cxxopts::ParseResult& flags) {
   if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
   if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
-  int threads = flags["threads"].as<int>();
-  // a worker of engine's launcher (--nproc) takes its share of the machine's threads
-  if (const char* share = std::getenv(dist::kThreadsVariable))
-    threads = std::max(1, std::atoi(share));
-  return core::configure_threads(threads);
+  return core::configure_threads(threads_of_this_process(flags["threads"].as<int>()));
 }
 
 size_t script_position(const std::vector<std::string>& args) {

@@ -156,6 +156,13 @@ dist::World world_of(const cxxopts::ParseResult& flags) {
   return world;
 }
 
+int threads_of_this_process(int requested) {
+  if (const auto share = environment(dist::kThreadsVariable)) {
+    return std::max(1, std::atoi(share->c_str()));
+  }
+  return requested;
+}
+
 void tell_launcher_run_file(const std::string& path) {
   const auto note = environment(kRunFileNoteVariable);
   if (!note) return;

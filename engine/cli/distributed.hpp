@@ -26,6 +26,10 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
 // scheduler's task), with --dist_timeout; one process when none is set.
 dist::World world_of(const cxxopts::ParseResult& flags);
 
+// The threads this process uses: a worker of engine's launcher (--nproc) takes its share of
+// the machine's, whatever --threads says; any other process, `requested`.
+int threads_of_this_process(int requested);
+
 // Rank 0 of a launched group tells its launcher the run file it writes (for restarts).
 void tell_launcher_run_file(const std::string& path);
 

@@ -28,6 +28,7 @@ struct Record {
   const char* reason;
   int64_t num_batches;
   double mean_ms, std_ms, p50_ms, p90_ms, p99_ms, throughput, throughput_p50;
+  double throughput_per_rank, scaling_efficiency;
   double data_ms, forward_ms, backward_ms, optimizer_ms;
   int64_t peak_resident_bytes, peak_device_bytes, repeats;
   double p50_spread;
@@ -61,6 +62,8 @@ h5::Handle record_type() {
   ENGINE_FIELD(p99_ms, d);
   ENGINE_FIELD(throughput, d);
   ENGINE_FIELD(throughput_p50, d);
+  ENGINE_FIELD(throughput_per_rank, d);
+  ENGINE_FIELD(scaling_efficiency, d);
   ENGINE_FIELD(data_ms, d);
   ENGINE_FIELD(forward_ms, d);
   ENGINE_FIELD(backward_ms, d);
@@ -96,6 +99,8 @@ Record record_of(const BenchRow& r) {
                 r.p99_ms,
                 r.throughput,
                 r.throughput_p50,
+                r.throughput_per_rank,
+                r.scaling_efficiency,
                 r.data_ms,
                 r.forward_ms,
                 r.backward_ms,
@@ -132,6 +137,8 @@ std::map<std::string, h5::Attribute> row_attributes(const BenchRow& r) {
           {"p99_ms", r.p99_ms},
           {"throughput", r.throughput},
           {"throughput_p50", r.throughput_p50},
+          {"throughput_per_rank", r.throughput_per_rank},
+          {"scaling_efficiency", r.scaling_efficiency},
           {"data_ms", r.data_ms},
           {"forward_ms", r.forward_ms},
           {"backward_ms", r.backward_ms},
@@ -175,6 +182,8 @@ BenchRow row_from(const std::map<std::string, h5::Attribute>& a) {
   r.p99_ms = pick<double>(a, "p99_ms", BenchRow::kNone);
   r.throughput = pick<double>(a, "throughput", BenchRow::kNone);
   r.throughput_p50 = pick<double>(a, "throughput_p50", BenchRow::kNone);
+  r.throughput_per_rank = pick<double>(a, "throughput_per_rank", BenchRow::kNone);
+  r.scaling_efficiency = pick<double>(a, "scaling_efficiency", BenchRow::kNone);
   r.data_ms = pick<double>(a, "data_ms", BenchRow::kNone);
   r.forward_ms = pick<double>(a, "forward_ms", BenchRow::kNone);
   r.backward_ms = pick<double>(a, "backward_ms", BenchRow::kNone);
@@ -325,6 +334,17 @@ void BenchFile::write_point(const BenchPoint& point) {
     for (const auto& [part, ms] : point.part_ms) h5::write_doubles(parts.get(), part, ms);
   }
   write_row(point.row);
+  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+}
+
+void BenchFile::update_row(const BenchRow& row) {
+  const auto name = std::to_string(row.point);
+  if (!h5::exists(points_.get(), name)) {
+    throw core::IoError("the benchmark file " + path_ + " has no point " + name + " to update");
+  }
+  auto group = h5::open_group(points_.get(), name);
+  write_attributes(group.get(), row_attributes(row));
+  write_row(row);
   H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
 }
 

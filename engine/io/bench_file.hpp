@@ -28,6 +28,10 @@ struct BenchRow {
   std::string error_kind;  // oom | error | crash | timeout, or empty
   double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
   double throughput = kNone, throughput_p50 = kNone;  // samples/s from the mean, from p50
+  // A data-parallel point (world_size > 1): throughput is the world's, summed over the ranks;
+  // per rank, throughput / world_size; the efficiency against the same point on one process
+  // (docs/benchmarks.md), NaN where the sweep has no such point.
+  double throughput_per_rank = kNone, scaling_efficiency = kNone;
   // The mean milliseconds of each part of a batch, where the phase has parts (none: NaN).
   double data_ms = kNone, forward_ms = kNone, backward_ms = kNone, optimizer_ms = kNone;
   int64_t peak_resident_bytes = 0;
@@ -78,6 +82,8 @@ class BenchFile {
   int64_t point_count() const;
   // Writes /points/<row.point> (replacing it) and its /results row, then flushes.
   void write_point(const BenchPoint& point);
+  // Rewrites a stored point's row (its /results record and attributes), then flushes.
+  void update_row(const BenchRow& row);
   // completed | failed | interrupted; sets finished_at and flushes.
   void finish(const std::string& status);
   const std::string& path() const { return path_; }

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -254,4 +255,60 @@ TEST_CASE("the runner: repeats merge their batches and flag a spread") {
   CHECK(std::isnan(row.optimizer_ms));
   CHECK(stored.row.forward_ms == doctest::Approx(row.forward_ms));
   CHECK(std::isnan(stored.row.optimizer_ms));
+}
+
+TEST_CASE("the runner: data-parallel points get the world's throughput and a scaling efficiency") {
+  const auto dir = test::scratch_dir("runner-scaling");
+  bench::RunnerOptions o;
+  o.isolation = bench::Isolation::kNone;
+  o.out = std::fopen("/dev/null", "w");
+  // one process: 10 ms a batch; two: 12.5 ms a batch of the same size on each (80%); four at
+  // half the batch: 5 ms (strong scaling against batch 8 on one process: 50%)
+  o.run_in_process = [](const bench::Point& params) {
+    io::BenchPoint p;
+    p.row.status = "ok";
+    p.row.batch_size = bench::param_int(params, "batch_size");
+    p.row.world_size = bench::param_int(params, "world_size");
+    const double ms = p.row.world_size == 1 ? 10.0 : p.row.world_size == 2 ? 12.5 : 5.0;
+    p.batch_ms = {ms, ms};
+    return p;
+  };
+  auto point = [](int64_t batch, int64_t world) {
+    auto p = planned("mlp", batch);
+    p.params["world_size"] = world;
+    p.id = bench::point_id(p.params);
+    return p;
+  };
+  // world_size 1 leaves the id as it was before the parameter existed
+  auto before = planned("mlp", 8).params;
+  before.erase("world_size");
+  CHECK(point(8, 1).id == bench::point_id(before));
+  CHECK(point(8, 2).id != point(8, 1).id);
+  CHECK(bench::point_flags(point(8, 1).params) == bench::point_flags(planned("mlp", 8).params));
+  const auto flags = bench::point_flags(point(8, 2).params);
+  CHECK(std::find(flags.begin(), flags.end(), "--nproc") != flags.end());
+
+  io::BenchFile file(dir + "/s.h5", io::BenchInfo{});
+  // the baselines come after the points that need them: the efficiency is filled in at the end
+  const auto outcome =
+      bench::run_sweep({point(8, 2), point(2, 4), point(16, 2), point(8, 1)}, file, o);
+  std::fclose(o.out);
+  REQUIRE(outcome.rows.size() == 4);
+  const auto& two = outcome.rows[0];
+  CHECK(two.throughput == doctest::Approx(2 * 8 / 0.0125));
+  CHECK(two.throughput_per_rank == doctest::Approx(8 / 0.0125));
+  CHECK(two.scaling_efficiency == doctest::Approx(0.8));
+  CHECK(outcome.rows[1].scaling_efficiency == doctest::Approx(0.5));  // same global batch, 8
+  CHECK(std::isnan(outcome.rows[2].scaling_efficiency));  // no one-process point at 16 or 32
+  CHECK(std::isnan(outcome.rows[3].scaling_efficiency));
+  CHECK(std::isnan(outcome.rows[3].throughput_per_rank));
+  const auto stored = io::BenchFile::read_point(dir + "/s.h5", two.point);
+  CHECK(stored.row.scaling_efficiency == doctest::Approx(0.8));
+  CHECK(stored.row.world_size == 2);
+
+  const auto table = bench::results_table(outcome.rows);
+  CHECK(table.find("procs") != std::string::npos);
+  CHECK(table.find("80%") != std::string::npos);
+  CHECK(table.find("50%") != std::string::npos);
+  CHECK(bench::results_table({outcome.rows[3]}).find("procs") == std::string::npos);
 }

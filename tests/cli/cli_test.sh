@@ -473,6 +473,48 @@ LUA
       y=$(h5dump -d "/model/$t" "$WORK"/restarted/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
       [ -n "$x" ] && [ "$x" = "$y" ] || fail "weights $t differ after the restart"
     done
+    # Ctrl-C: the launcher forwards it, the ranks stop together, rank 0 checkpoints (exit 130);
+    # --resume with --nproc 2 ends with the weights of the uninterrupted run
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --nproc 2 --threads 2 \
+      --set delay=0.1 --out "$WORK/ctrlc" >out.txt 2>&1 &
+    launcher=$!
+    for _ in $(seq 400); do
+      ls "$WORK"/ctrlc/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    kill -INT $launcher; wait $launcher; rc=$?
+    [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat out.txt)"
+    grep -qF "resume with: engine train" out.txt || fail "no resume hint: $(cat out.txt)"
+    ! grep -qF "[rank 1] error" out.txt || fail "rank 1 reported an error on Ctrl-C: $(cat out.txt)"
+    run=$(ls "$WORK"/ctrlc/resume/*.h5)
+    h5dump -a /status "$run" | grep -q '"interrupted"' || fail "status is not interrupted"
+    expect 0 "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" \
+      --set delay=0 --nproc 2 --threads 2
+    for t in 1.weight 4.bias; do
+      x=$(h5dump -d "/model/$t" "$WORK"/whole/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      y=$(h5dump -d "/model/$t" "$WORK"/ctrlc/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
+      [ -n "$x" ] && [ "$x" = "$y" ] || fail "weights $t differ after Ctrl-C and --resume"
+    done
+    ;;
+  bench_distributed)
+    # one data-parallel point, then a sweep over world_size with its scaling efficiency
+    expect 0 "mlp, training, batch 8" "2 processes of batch 8 each" "samples/s" -- \
+      "$ENGINE" bench --model mlp --batch_size 8 --num_batches 3 --num_warmup_batches 1 --nproc 2 --threads 2
+    out=$("$ENGINE" bench --model mlp --batch_size 8 --num_batches 3 --nproc 2 --threads 2 --json) ||
+      fail "bench --nproc 2 --json failed: $out"
+    printf '%s' "$out" | grep -qE '"world_size":2,.*"throughput_per_rank":[0-9.]+' || fail "bench --json printed: $out"
+    expect 0 "procs" "efficiency" "8 run" -- "$ENGINE" bench "$REPO/scripts/bench/data_parallel.lua" \
+      --set num_batches=3 --set num_warmup_batches=1 --out "$WORK/sweep"
+    file=$(ls "$WORK"/sweep/bench/data_parallel/*.h5)
+    # point 1 (mlp, 32 per process, 2 processes) has its one-process point 0: an efficiency
+    h5dump -d /points/1 -a /points/1/scaling_efficiency "$file" | grep -qE '\(0\): [0-9]' ||
+      fail "point 1 (world_size 2) has no scaling_efficiency: $(h5dump -A -d /points/1 "$file" | head -60)"
+    h5dump -a /points/1/world_size "$file" | grep -q '(0): 2' || fail "point 1's world_size is not 2"
+    expect 0 "0 run, 8 kept from the file" -- "$ENGINE" bench "$REPO/scripts/bench/data_parallel.lua" \
+      --set num_batches=3 --set num_warmup_batches=1 --out "$WORK/sweep"
+    expect 2 "world_size 2 starts processes of its own: run the sweep with --isolate process" -- \
+      "$ENGINE" bench "$REPO/scripts/bench/data_parallel.lua" --set model=mlp --set batch_size=32 \
+      --set world_size=2 --isolate none --out "$WORK/none"
     ;;
   distributed_errors)
     tiny
