@@ -111,8 +111,8 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
   }
   if (flags.count("master_port")) {
     options.master_port = flags["master_port"].as<int>();
-  } else if (auto port = environment("MASTER_PORT")) {
-    options.master_port = std::atoi(port->c_str());
+  } else if (const auto port = dist::master_port_from(dist::process_environment())) {
+    options.master_port = *port;
   }
   if (options.master_port < 0 || options.master_port > 65535) {
     throw core::UsageError("--master_port " + std::to_string(options.master_port) +

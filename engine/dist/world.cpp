@@ -97,12 +97,17 @@ World world_from_environment(const Environment& environment) {
                            " processes over several machines (" + world.source +
                            ") needs MASTER_ADDR: the address of the machine that runs rank 0");
   }
+  if (const auto port = master_port_from(environment)) world.master_port = *port;
+  return world;
+}
+
+std::optional<int> master_port_from(const Environment& environment) {
   const int port = read_count(environment, "MASTER_PORT");
+  if (port < 0) return std::nullopt;
   if (port == 0 || port > 65535) {
     throw core::UsageError("MASTER_PORT=" + std::to_string(port) + " is not a port (1-65535)");
   }
-  if (port > 0) world.master_port = port;
-  return world;
+  return port;
 }
 
 std::vector<std::pair<std::string, std::string>> worker_environment(const World& world) {

@@ -39,6 +39,8 @@ Environment process_environment();
 // variables are set. A UsageError names the variable at fault (not a number, a rank outside
 // the world, MASTER_ADDR missing for a world of several machines).
 World world_from_environment(const Environment& environment);
+// MASTER_PORT when it is set; a UsageError when it is not a port.
+std::optional<int> master_port_from(const Environment& environment);
 
 // The variables a launcher sets for one of its workers, torchrun's names.
 std::vector<std::pair<std::string, std::string>> worker_environment(const World& world);
