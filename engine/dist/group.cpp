@@ -54,8 +54,9 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
 }  // namespace
 
 Group::Group(World world, torch::Device device) : world_(std::move(world)), device_(device) {
-  store_ = open_store();
+  store_ = open_store(world_.rank == 0);
   join();
+  heartbeat_ = std::make_unique<Heartbeat>(world_, open_store(false));
   try {
 #ifdef USE_C10D_NCCL
     if (device_.is_cuda()) {
@@ -85,10 +86,10 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
 
 Group::~Group() = default;
 
-c10::intrusive_ptr<c10d::Store> Group::open_store() const {
+c10::intrusive_ptr<c10d::Store> Group::open_store(bool serve) const {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(world_.master_port);
-  options.isServer = world_.rank == 0;
+  options.isServer = serve;
   options.waitWorkers = false;  // join() checks who came, with messages of its own
   // c10d's sockets count their connect timeout in whole seconds: under one, even rank 0's own
   // client gives up at once
@@ -98,7 +99,7 @@ c10::intrusive_ptr<c10d::Store> Group::open_store() const {
     return c10::make_intrusive<c10d::TCPStore>(world_.master_addr, options);
   } catch (const std::exception& e) {
     const std::string cause = core::describe_exception(e);
-    if (world_.rank == 0) {
+    if (serve) {
       throw DistributedError(
           "rank 0 cannot serve the rendezvous store on port " + std::to_string(world_.master_port) +
           " (MASTER_ADDR " + world_.master_addr + "): " + cause +
@@ -167,9 +168,30 @@ void Group::join() {
 void Group::fail(const std::string& operation, const std::exception& cause) const {
   throw DistributedError("rank " + std::to_string(world_.rank) + " of " +
                          std::to_string(world_.size) + ": " + operation +
-                         " failed: " + core::describe_exception(cause) +
-                         " (another rank stopped, died or cannot be reached; collectives wait " +
-                         seconds_text(world_.timeout) + ", --dist_timeout)");
+                         " failed: " + core::describe_exception(cause) + "; " + who_is_gone());
+}
+
+// The ranks whose heartbeat stopped, or rank 0 when its store no longer answers.
+std::string Group::who_is_gone() const {
+  const std::string gone =
+      "died, was killed, or stopped on an error of its own (which its output shows)";
+  if (!heartbeat_) return "another rank " + gone + ", or cannot be reached";
+  std::vector<int> silent;
+  try {
+    silent = heartbeat_->silent_ranks(*store_);
+  } catch (const std::exception&) {
+    return "rank 0, which serves the rendezvous store, cannot be reached: it " + gone +
+           ", or its machine cannot be reached";
+  }
+  if (silent.empty()) {
+    return "every rank is still running, so one of them did not come to this operation within " +
+           seconds_text(world_.timeout) +
+           " (--dist_timeout): do all ranks run the same steps and collectives?";
+  }
+  std::string names;
+  for (int r : silent) names += (names.empty() ? "" : ", ") + std::to_string(r);
+  return (silent.size() == 1 ? "rank " : "ranks ") + names +
+         " stopped answering: " + (silent.size() == 1 ? "it " : "each ") + gone;
 }
 
 template <typename Fn>

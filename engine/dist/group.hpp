@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/dist/heartbeat.hpp"
 #include "engine/dist/world.hpp"
 
 namespace c10d {
@@ -46,13 +47,15 @@ class Group {
   // The value rank 0 gives, on every rank (a seed, a run file's path), through the store.
   std::string share(const std::string& value_on_rank0);
 
-  // "rank 1 of 2: all-reduce failed: ..." with what usually causes it; what the guarded
-  // collectives throw.
+  // "rank 1 of 2: all-reduce failed: ...; rank 0 stopped answering (...)": what the guarded
+  // collectives throw. Takes a few seconds: it watches the other ranks' heartbeats to name
+  // the ranks that are gone.
   [[noreturn]] void fail(const std::string& operation, const std::exception& cause) const;
 
  private:
   void join();
-  c10::intrusive_ptr<c10d::Store> open_store() const;
+  c10::intrusive_ptr<c10d::Store> open_store(bool serve) const;
+  std::string who_is_gone() const;
   template <typename Fn>
   void guarded(const std::string& operation, Fn&& fn);
 
@@ -60,6 +63,7 @@ class Group {
   torch::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroup> backend_;
+  std::unique_ptr<Heartbeat> heartbeat_;
   int64_t shares_ = 0;
 };
 

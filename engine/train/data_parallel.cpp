@@ -32,9 +32,22 @@ DataParallel::DataParallel(dist::Group& group, TrainSpec& spec) : group_(group),
   parameters_ = spec_.model.module->parameters();
   sync_ =
       std::make_unique<dist::GradientSync>(group_, parameters_, buffers_of(*spec_.model.module));
+  const nn::ProcessSum processes{rank(), size(),
+                                 [this](torch::Tensor& t) { group_.all_reduce(t); }};
+  for (const auto& module : spec_.model.module->modules()) {
+    auto batchnorm = std::dynamic_pointer_cast<nn::BatchNormImpl>(module);
+    if (!batchnorm) continue;
+    if (spec_.options.sync_batchnorm || batchnorm->kind() == nn::BatchNormKind::kSync) {
+      batchnorm->synchronise(processes);
+      synchronised_.push_back(batchnorm);
+    }
+  }
 }
 
-DataParallel::~DataParallel() = default;
+// The model outlives the group: its layers must not call it afterwards.
+DataParallel::~DataParallel() {
+  for (auto& batchnorm : synchronised_) batchnorm->disconnect();
+}
 
 void DataParallel::broadcast_model() {
   torch::NoGradGuard no_grad;

@@ -11,6 +11,7 @@
 
 #include "engine/dist/gradient_sync.hpp"
 #include "engine/dist/group.hpp"
+#include "engine/nn/batchnorm.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/spec.hpp"
 
@@ -19,7 +20,9 @@ namespace engine::train {
 class DataParallel {
  public:
   // Replaces the spec's pipelines by this rank's shares (data::Pipeline::training_share and
-  // evaluation_share): the script's :batch(n) is the global batch.
+  // evaluation_share): the script's :batch(n) is the global batch. Connects the model's
+  // nn.SyncBatchNorm layers (every BatchNorm under sync_batchnorm) to the group, until the
+  // end of the run.
   DataParallel(dist::Group& group, TrainSpec& spec);
   ~DataParallel();
 
@@ -44,12 +47,16 @@ class DataParallel {
   std::vector<double> maximum(const std::vector<double>& values);
   std::vector<double> sum(const std::vector<double>& values);
   void barrier();
+  // Whether some BatchNorm's statistics are summed over the ranks: its backward is then a
+  // collective too, so a batch is skipped by all ranks or by none.
+  bool synchronised_batchnorm() const { return !synchronised_.empty(); }
 
  private:
   dist::Group& group_;
   TrainSpec& spec_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<dist::GradientSync> sync_;
+  std::vector<std::shared_ptr<nn::BatchNormImpl>> synchronised_;
 };
 
 }  // namespace engine::train

@@ -81,6 +81,7 @@ struct TrainerOptions {
   NanPolicy on_nan = NanPolicy::kError;
   std::optional<EarlyStopping> early_stopping;
   CheckpointPolicy checkpoint;
+  bool sync_batchnorm = false;  // data-parallel: every BatchNorm uses the world's statistics
 };
 
 class StepContext;

@@ -174,11 +174,19 @@ bool Trainer::backward(const torch::Tensor& loss) {
   // one read of the value per batch: the check and the message share it
   const double value = loss.numel() == 1 ? loss.item<double>() : loss.detach().sum().item<double>();
   batch_loss_ = value;
-  if (!std::isfinite(value)) {
+  const bool finite = std::isfinite(value);
+  bool finite_everywhere = finite;
+  if (parallel_ && parallel_->synchronised_batchnorm()) {
+    finite_everywhere = parallel_->maximum({finite ? 0.0 : 1.0})[0] == 0;
+  }
+  if (!finite_everywhere) {
     const std::string where = "at step " + std::to_string(state_.step + 1) + " (epoch " +
                               std::to_string(state_.epoch + 1) + ", batch " +
                               std::to_string(state_.epoch_batches + 1) + ")";
-    const std::string what = "the loss is " + core::number_string(value);
+    const std::string what =
+        finite
+            ? "the loss is not finite on another rank (with SyncBatchNorm the ranks skip together)"
+            : "the loss is " + core::number_string(value);
     if (spec_.options.on_nan == NanPolicy::kError) {
       throw core::TrainingError(what + " " + where +
                                 "; lower the learning rate, clip gradients (clip_grad_norm) "

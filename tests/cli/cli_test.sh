@@ -436,6 +436,17 @@ LUA
     four=$(ls "$WORK"/four/tiny/*.h5)
     h5dump -a /world_size "$four" | grep -q '(0): 4' || fail "world_size 4 not recorded"
     close "$one" "$four" /metrics/train/loss 1e-4
+    # BatchNorm over the world's batch (8 = 2 x 4): sync_batchnorm = true, or nn.SyncBatchNorm,
+    # on 2 processes logs the losses of one process
+    bn() { "$ENGINE" train "$FIX/sync_bn_train.lua" --set root="$WORK/tiny" --threads 2 -q "$@" >bn.txt 2>&1 ||
+      fail "the BatchNorm run $* failed: $(cat bn.txt)"; }
+    bn --out "$WORK/bn1"
+    bn --out "$WORK/bn_sync" --set sync=true --nproc 2
+    bn --out "$WORK/bn_layer" --set layer=sync --nproc 2
+    one=$(ls "$WORK"/bn1/bn/*.h5)
+    close "$one" "$(ls "$WORK"/bn_sync/bn/*.h5)" /metrics/train/loss 1e-4
+    close "$one" "$(ls "$WORK"/bn_layer/bn/*.h5)" /metrics/train/loss 1e-4
+    close "$one" "$(ls "$WORK"/bn_sync/bn/*.h5)" /metrics/validation/loss 1e-4
     ;;
   distributed_kill)
     # rank 1 killed with SIGKILL in the middle of a 2-process run
@@ -460,6 +471,26 @@ LUA
     [ "$rc" = 137 ] || fail "exit code $rc after rank 1 was killed, expected 137: $(cat out.txt)"
     grep -qF "rank 1 (pid $victim) was killed by SIGKILL" out.txt || fail "the dead rank is not named: $(cat out.txt)"
     [ $((SECONDS - start)) -le 30 ] || fail "the group took $((SECONDS - start)) s to stop"
+    # started as torchrun or srun start them (no launcher): rank 0 names rank 1 from its heartbeat
+    port=$(test_port)
+    pids=()
+    for r in 0 1; do
+      RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$ENGINE" train "$FIX/resume_train.lua" \
+        --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/env" --threads 1 --dist_timeout 20 >"env$r.txt" 2>&1 &
+      pids+=($!)
+    done
+    for _ in $(seq 400); do
+      ls "$WORK"/env/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    kill -9 "${pids[1]}"
+    start=$SECONDS
+    wait "${pids[0]}"; rc=$?
+    [ "$rc" = 8 ] || fail "rank 0 exited $rc after rank 1 was killed, expected 8: $(cat env0.txt)"
+    grep -qF "rank 1 stopped answering" env0.txt || fail "rank 0 did not name rank 1: $(cat env0.txt)"
+    [ $((SECONDS - start)) -le 30 ] || fail "rank 0 took $((SECONDS - start)) s to stop"
+    run=$(ls "$WORK"/env/resume/*.h5)
+    h5dump -a /status "$run" | grep -q '"failed"' || fail "the run's status is not failed"
     # with --max_restarts 1: the group starts again from the last checkpoint and ends with the
     # weights of the uninterrupted run
     run2 --set delay=0.1 --out "$WORK/restarted" --max_restarts 1 >out.txt 2>&1 &

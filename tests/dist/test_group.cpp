@@ -136,3 +136,53 @@ TEST_CASE("a rendezvous store nobody serves is reported with its address") {
           std::string::npos);
   }
 }
+
+TEST_CASE("a collective that fails names the rank that is gone, or says that all are running") {
+  const auto error_of = [](const std::vector<std::string>& errors, int rank) {
+    INFO("rank ", rank, ": ", errors[static_cast<size_t>(rank)]);
+    return errors[static_cast<size_t>(rank)];
+  };
+  SUBCASE("rank 1 leaves: rank 0 sees its heartbeat stop") {
+    const int port = dist::free_port();
+    const auto errors = on_two_ranks([&](int r) {
+      dist::Group group(world_of(r, 2, port), torch::kCPU);
+      group.barrier();
+      if (r == 1) return;  // gone, as a killed process is
+      auto t = torch::ones({4});
+      group.all_reduce(t);
+    });
+    CHECK(error_of(errors, 0).find("rank 0 of 2: all-reduce failed") != std::string::npos);
+    CHECK(error_of(errors, 0).find("; rank 1 stopped answering: it died, was killed") !=
+          std::string::npos);
+    CHECK(error_of(errors, 1) == "");
+  }
+  SUBCASE("rank 0 leaves: its store is gone with it") {
+    const int port = dist::free_port();
+    const auto errors = on_two_ranks([&](int r) {
+      dist::Group group(world_of(r, 2, port), torch::kCPU);
+      group.barrier();
+      if (r == 0) return;
+      auto t = torch::ones({4});
+      group.all_reduce(t);
+    });
+    CHECK(error_of(errors, 1).find("rank 0, which serves the rendezvous store, cannot be "
+                                   "reached") != std::string::npos);
+  }
+  SUBCASE("rank 1 is alive but never comes to the all-reduce: the timeout, and no one named") {
+    const int port = dist::free_port();
+    const auto errors = on_two_ranks([&](int r) {
+      auto world = world_of(r, 2, port);
+      world.timeout = std::chrono::milliseconds(2000);
+      dist::Group group(world, torch::kCPU);
+      group.barrier();
+      if (r == 1) {
+        std::this_thread::sleep_for(std::chrono::seconds(7));
+        return;
+      }
+      auto t = torch::ones({4});
+      group.all_reduce(t);
+    });
+    CHECK(error_of(errors, 0).find("every rank is still running, so one of them did not come to "
+                                   "this operation within 2 s") != std::string::npos);
+  }
+}

@@ -6,6 +6,7 @@
 #include <torch/optim/sgd.h>
 
 #include "engine/data/source.hpp"
+#include "engine/nn/batchnorm.hpp"
 #include "engine/nn/sequential.hpp"
 #include "engine/train/observer.hpp"
 #include "engine/train/spec.hpp"
@@ -33,9 +34,10 @@ struct Recorder : train::Observer {
 };
 
 // Two separable Gaussian blobs per class: a problem a small MLP learns in a few epochs.
-// dropout > 0 adds a Dropout layer (libtorch's generator); adam picks Adam over SGD.
+// dropout > 0 adds a Dropout layer (libtorch's generator); adam picks Adam over SGD;
+// batchnorm adds a BatchNorm1d after the first layer.
 inline train::TrainSpec blob_spec(uint64_t seed, double dropout = 0, bool adam = false,
-                                  int64_t batch = 32) {
+                                  int64_t batch = 32, bool batchnorm = false) {
   torch::manual_seed(seed);
   const int64_t n = 256, classes = 4;
   auto target = torch::arange(n, torch::kInt64) % classes;
@@ -45,6 +47,10 @@ inline train::TrainSpec blob_spec(uint64_t seed, double dropout = 0, bool adam =
 
   nn::Sequential net;
   net->push_back(torch::nn::AnyModule(torch::nn::Linear(8, 16)));
+  if (batchnorm) {
+    net->push_back(torch::nn::AnyModule(
+        nn::BatchNorm(nn::BatchNormKind::k1d, torch::nn::BatchNormOptions(16))));
+  }
   net->push_back(torch::nn::AnyModule(torch::nn::ReLU()));
   if (dropout > 0) net->push_back(torch::nn::AnyModule(torch::nn::Dropout(dropout)));
   net->push_back(torch::nn::AnyModule(torch::nn::Linear(16, classes)));

@@ -1,7 +1,6 @@
 // Part of require 'nn.core': the built-in layers (libtorch modules) and nn.Sequential, each a
 // constructor taking PyTorch's arguments and an options table; dimensions are 1-based.
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
@@ -11,6 +10,7 @@
 #include <torch/nn/modules/rnn.h>
 
 #include "engine/lua/nn/nn_parts.hpp"
+#include "engine/nn/batchnorm.hpp"
 
 namespace engine::lua {
 namespace {
@@ -112,24 +112,33 @@ int l_adaptive_avgpool2d(lua_State* L) {
   });
 }
 
-template <class Impl, class Opts>
-int batchnorm(lua_State* L, const char* name) {
+// The engine's own BatchNorm (engine/nn/batchnorm.hpp): libtorch's results, and statistics
+// over the whole data-parallel batch when the trainer synchronises it.
+int batchnorm(lua_State* L, nn::BatchNormKind kind, const char* name) {
   return guarded(L, [&] {
     const int64_t n = check_integer(L, 1, name);
     Options o(L, 2, name, {"eps", "momentum", "affine", "track_running_stats"});
-    return push_layer<Impl>(L, Opts(n)
-                                   .eps(o.number("eps", 1e-5))
-                                   .momentum(o.number("momentum", 0.1))
-                                   .affine(o.boolean("affine", true))
-                                   .track_running_stats(o.boolean("track_running_stats", true)));
+    return push_layer<nn::BatchNormImpl>(
+        L, kind,
+        torch::nn::BatchNormOptions(n)
+            .eps(o.number("eps", 1e-5))
+            .momentum(o.number("momentum", 0.1))
+            .affine(o.boolean("affine", true))
+            .track_running_stats(o.boolean("track_running_stats", true)));
   });
 }
 
 int l_batchnorm1d(lua_State* L) {
-  return batchnorm<torch::nn::BatchNorm1dImpl, torch::nn::BatchNorm1dOptions>(L, "nn.BatchNorm1d");
+  return batchnorm(L, nn::BatchNormKind::k1d, "nn.BatchNorm1d");
 }
 int l_batchnorm2d(lua_State* L) {
-  return batchnorm<torch::nn::BatchNorm2dImpl, torch::nn::BatchNorm2dOptions>(L, "nn.BatchNorm2d");
+  return batchnorm(L, nn::BatchNormKind::k2d, "nn.BatchNorm2d");
+}
+int l_batchnorm3d(lua_State* L) {
+  return batchnorm(L, nn::BatchNormKind::k3d, "nn.BatchNorm3d");
+}
+int l_sync_batchnorm(lua_State* L) {
+  return batchnorm(L, nn::BatchNormKind::kSync, "nn.SyncBatchNorm");
 }
 
 int l_layernorm(lua_State* L) {
@@ -414,6 +423,8 @@ const luaL_Reg kLayers[] = {{"Linear", l_linear},
                             {"AdaptiveAvgPool2d", l_adaptive_avgpool2d},
                             {"BatchNorm1d", l_batchnorm1d},
                             {"BatchNorm2d", l_batchnorm2d},
+                            {"BatchNorm3d", l_batchnorm3d},
+                            {"SyncBatchNorm", l_sync_batchnorm},
                             {"LayerNorm", l_layernorm},
                             {"Embedding", l_embedding},
                             {"LocalResponseNorm", l_local_response_norm},

@@ -223,10 +223,11 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
 
 void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const {
   lua_State* L = runtime_.state();
-  Options o(L, t, "trainer",
-            {"epochs", "steps", "validate_every", "log_every", "checkpoint_every",
-             "keep_checkpoints", "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value",
-             "accumulate", "precision", "loss_scale", "early_stopping", "on_nan"});
+  Options o(
+      L, t, "trainer",
+      {"epochs", "steps", "validate_every", "log_every", "checkpoint_every", "keep_checkpoints",
+       "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value", "accumulate",
+       "precision", "loss_scale", "early_stopping", "on_nan", "sync_batchnorm"});
   opts.epochs = o.integer("epochs", 1);
   opts.steps = o.integer("steps", 0);
   opts.log_every = o.integer("log_every", 50);
@@ -289,6 +290,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
                             "'");
   }
   opts.on_nan = on_nan == "skip" ? train::NanPolicy::kSkip : train::NanPolicy::kError;
+  opts.sync_batchnorm = o.boolean("sync_batchnorm", false);
 
   // early_stopping = {metric = 'validation.loss', patience = 3, min_delta = 0, mode = 'min'}
   raw_get(L, t, "early_stopping");
