@@ -11,7 +11,7 @@ return {
   name = 'cifar_resnet',
   seed = 1,
   hparams = { lr = 0.1, batch_size = 128, epochs = 160, depth = 20, workers = 2,
-              synthetic = false, synthetic_size = 2048 },
+              synthetic = false, synthetic_size = 2048, sync_batchnorm = false },
 
   model = function(hp) return nn.model('resnet' .. hp.depth .. '_cifar', {num_classes = 10}) end,
 
@@ -47,6 +47,8 @@ return {
   end,
   metrics = {'accuracy'},
   trainer = function(hp)
-    return {epochs = hp.epochs, log_every = 50, keep_best = 'validation.accuracy'}
+    -- sync_batchnorm: with --nproc, BatchNorm over the global batch (docs/distributed.md)
+    return {epochs = hp.epochs, log_every = 50, keep_best = 'validation.accuracy',
+            sync_batchnorm = hp.sync_batchnorm}
   end,
 }
