@@ -77,9 +77,11 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
     metrics.add(metrics.measure(result.values, result.output, batch->target.to(spec_.device),
                                 batch->size()));
   }
-  if (combine_) combine_(metrics);
+  int64_t skipped_here = reader.skipped();
+  if (combine_) combine_(metrics, skipped_here);
   auto out = metrics.averages();
-  const int64_t skipped = reader.skipped() + pipeline.source().skipped_at_load();
+  // every rank loaded the whole source: its load-time skips are counted once
+  const int64_t skipped = skipped_here + pipeline.source().skipped_at_load();
   if (skipped > 0) out["skipped_records"] = static_cast<double>(skipped);  // skip_bad at work
   return out;
 }

@@ -53,8 +53,8 @@ class Evaluator : public StepContext {
   BatchResult evaluate_batch(const data::Batch& batch);
 
   // Called on run()'s metrics before they are averaged: a distributed run sums them over its
-  // ranks there (each rank evaluates its share).
-  void combine_with(std::function<void(MetricAccumulator&)> combine) {
+  // ranks there (each rank evaluates its share), with the records its reader skipped as bad.
+  void combine_with(std::function<void(MetricAccumulator&, int64_t& skipped)> combine) {
     combine_ = std::move(combine);
   }
 
@@ -81,7 +81,7 @@ class Evaluator : public StepContext {
   BatchResult evaluate_batch(const data::Batch& batch, TargetCheck* check_targets);
 
   std::map<std::string, double> logged_;  // ctx:log values of the current batch
-  std::function<void(MetricAccumulator&)> combine_;
+  std::function<void(MetricAccumulator&, int64_t& skipped)> combine_;
 };
 
 }  // namespace engine::train

@@ -484,7 +484,12 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
 std::map<std::string, double> Trainer::validate() {
   if (!spec_.validation_data) return {};
   Evaluator evaluator(spec_, this);
-  if (parallel_) evaluator.combine_with([this](MetricAccumulator& m) { parallel_->reduce(m); });
+  if (parallel_) {
+    evaluator.combine_with([this](MetricAccumulator& m, int64_t& skipped) {
+      parallel_->reduce(m);
+      skipped = static_cast<int64_t>(parallel_->sum({static_cast<double>(skipped)})[0]);
+    });
+  }
   return evaluator.run(*spec_.validation_data);
 }
 

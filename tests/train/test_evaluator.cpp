@@ -131,3 +131,21 @@ TEST_CASE("TargetCheck: classes checked where the data enters the loss, once whe
   // negative targets are not classes a source can vouch for
   CHECK_FALSE(data::TensorSource(input, target - 1, "shifted").class_count().has_value());
 }
+
+TEST_CASE("Evaluator: the combining step also receives the records skipped as bad") {
+  auto spec = blob_spec(3);
+  train::Evaluator evaluator(spec);
+  const auto alone = evaluator.run(*spec.validation_data);
+  // a stand-in for the sum over ranks: another rank skipped 4 records as bad
+  int calls = 0;
+  evaluator.combine_with([&calls](train::MetricAccumulator&, int64_t& skipped) {
+    ++calls;
+    CHECK(skipped == 0);
+    skipped += 4;
+  });
+  const auto combined = evaluator.run(*spec.validation_data);
+  CHECK(combined.at("loss") == doctest::Approx(alone.at("loss")));
+  CHECK(combined.at("accuracy") == doctest::Approx(alone.at("accuracy")));
+  CHECK(combined.at("skipped_records") == 4);
+  CHECK(calls == 1);
+}
