@@ -14,5 +14,6 @@ int models_command(const std::vector<std::string>& args);
 int eval_command(const std::vector<std::string>& args);
 int predict_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
 
 }  // namespace engine::cli

@@ -143,14 +143,16 @@ int train_command(const std::vector<std::string>& args) {
     const std::string message = core::describe_exception(e);
     writer->write_stop_reason("failed: " + message);
     writer->finish("failed", message);
-    std::fprintf(stderr, "run file (failed): %s\n", writer->path().c_str());
+    std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
+                 writer->path().c_str(), writer->path().c_str());
     throw;
   }
   core::reset_interrupt_handlers();
   writer->write_stop_reason(result.stop_reason);
   writer->finish("completed");
   if (!quiet) console.print_result(result);
-  std::printf("run file: %s\n", writer->path().c_str());
+  std::printf("run file: %s\nshow it: engine report %s\n", writer->path().c_str(),
+              writer->path().c_str());
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "engine/core/sha256.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/run_writer.hpp"
+#include "engine/io/tensor_archive.hpp"
 
 namespace engine::io {
 namespace {
@@ -255,6 +256,26 @@ std::string BenchFile::latest_path(const std::string& root, const std::string& n
     }
   }
   return latest;
+}
+
+BenchContents BenchFile::read_all(const std::string& path) {
+  BenchContents contents;
+  contents.path = path;
+  auto file = h5::open_file_while_written(path);
+  contents.attributes = h5::read_attributes(file.get());
+  if (!h5::exists(file.get(), "points")) {
+    throw core::IoError(path + " is not a benchmark file (no /points)");
+  }
+  auto points = h5::open_group(file.get(), "points");
+  std::vector<int64_t> indices;  // a sweep killed early or resumed may leave gaps
+  for (const auto& name : members(points.get())) {
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      indices.push_back(std::stoll(name));
+    }
+  }
+  std::sort(indices.begin(), indices.end());
+  for (int64_t i : indices) contents.points.push_back(read_point_at(points.get(), i, true));
+  return contents;
 }
 
 BenchPoint BenchFile::read_point(const std::string& path, int64_t index) {

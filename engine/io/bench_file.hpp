@@ -61,8 +61,18 @@ struct BenchInfo {
   std::map<std::string, h5::Attribute> machine;  // cpu_model, cores, blas, ... (root attributes)
 };
 
+// A whole benchmark file as a reader sees it (a sweep may still be writing it): the root's
+// attributes (sweep name, status, machine) and every point with its batch times.
+struct BenchContents {
+  std::string path;
+  std::map<std::string, h5::Attribute> attributes;
+  std::vector<BenchPoint> points;
+};
+
 class BenchFile {
  public:
+  // Reads a benchmark file without taking HDF5's lock (see h5::open_file_while_written).
+  static BenchContents read_all(const std::string& path);
   // runs/bench/<name>/<YYYYmmdd-HHMMSS>[-<n>].h5 under root; creates the folders.
   static std::string new_path(const std::string& root, const std::string& name);
   // The newest file of a sweep under root (by name), or "" when there is none.

@@ -1,5 +1,11 @@
 #include "engine/io/hdf5.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "engine/core/errors.hpp"
 
 namespace engine::io::h5 {
@@ -76,6 +82,25 @@ Handle open_file(const std::string& path, bool writable) {
   quiet_errors();
   return Handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
                 H5Fclose, "open file " + path);
+}
+
+Handle open_file_while_written(const std::string& path) {
+  quiet_errors();
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "make file access properties");
+  check_status(H5Pset_file_locking(access.get(), false, true), "turn file locking off");
+  const hid_t unlocked = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get());
+  if (unlocked >= 0) return Handle(unlocked, H5Fclose, "open file " + path);
+  // this process itself has the file open (with the lock): HDF5 shares that file only with an
+  // open that asks for the same locking
+  return Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open file " + path);
+}
+
+bool held_by_a_writer(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the shared lock when it was taken
+  return held;
 }
 
 Handle create_group(hid_t parent, const std::string& name) {

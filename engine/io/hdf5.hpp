@@ -41,6 +41,13 @@ void quiet_errors();
 
 Handle create_file(const std::string& path, bool overwrite = false);
 Handle open_file(const std::string& path, bool writable);
+// Opens a file for reading while another process may be writing it: HDF5 1.10 takes an
+// exclusive lock for its writers and a default open for reading fails on it. Rows flushed
+// before the open are all there.
+Handle open_file_while_written(const std::string& path);
+// Whether a process holds the file open for writing now (HDF5's writer lock on this machine):
+// how a reader tells a run in progress from one that died with status "running".
+bool held_by_a_writer(const std::string& path);
 Handle create_group(hid_t parent, const std::string& name);
 Handle open_group(hid_t parent, const std::string& name);
 // Opens `name` under parent, creating it (and nothing above it) when missing.

@@ -4,22 +4,14 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::train {
 namespace {
 
-// "top5" -> 5; 0 for anything that is not top<k>.
-int64_t topk_of(const std::string& name) {
-  if (name.size() < 4 || name.compare(0, 3, "top") != 0) return 0;
-  const std::string digits = name.substr(3);
-  if (digits.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::stoll(digits);
-}
-
-bool is_class_count_metric(const std::string& name) {
-  return name == "precision" || name == "recall" || name == "f1";
-}
+using core::is_class_count_metric;
+using core::topk_of;
 
 std::string shape_of(const torch::Tensor& t) {
   std::vector<std::string> dims;
@@ -109,12 +101,6 @@ void check_metric_name(const std::string& name) {
   throw core::UsageError("unknown metric '" + name +
                          "' (known: accuracy, top<k> such as top5, precision, recall, f1, mse, "
                          "mae; or name = function(output, target) ... end)");
-}
-
-bool larger_is_better(const std::string& metric) {
-  const auto dot = metric.rfind('.');
-  const std::string name = dot == std::string::npos ? metric : metric.substr(dot + 1);
-  return name == "accuracy" || topk_of(name) > 0 || is_class_count_metric(name);
 }
 
 MetricAccumulator::MetricAccumulator(std::vector<std::string> metrics,

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/metric_names.hpp"
+
 namespace engine::train {
 
 // Fraction of samples whose highest score is the target class (targets 0-based).
@@ -21,7 +23,7 @@ double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, i
 // Throws UsageError for an unknown name, listing the known ones.
 void check_metric_name(const std::string& name);
 // Whether a larger value is better: accuracy, top-k, precision, recall, F1; not loss, MSE, MAE.
-bool larger_is_better(const std::string& metric);
+using core::larger_is_better;
 
 // A metric the script defines: its value on one batch, averaged over samples like the others.
 struct CustomMetric {

@@ -15,11 +15,12 @@ declare -A allowed=(
   [nn]="core"
   [data]="core io"
   [dist]="core"
+  [report]="core io"
   [train]="core io nn data dist"
   [bench]="core io nn data dist train"
   [lua]="core io nn data train bench dist"
   [run]="core io nn data train bench dist lua"
-  [cli]="core io nn data train bench dist lua run"
+  [cli]="core io nn data train bench dist lua run report"
 )
 
 violations=0

@@ -576,6 +576,68 @@ LUA
     expect 8 "rank(s) 1 of 2 did not join within 2 s" -- \
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
     ;;
+  report)
+    # which run had the best validation accuracy, and with what learning rate?
+    tiny
+    for lr in 0.2 0.05 0.001; do
+      "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --set lr=$lr --out "$WORK/runs" \
+        --threads 1 -q >out.txt 2>&1 || fail "the run with lr $lr failed: $(cat out.txt)"
+    done
+    grep -qF "show it: engine report $WORK/runs/tiny/" out.txt || fail "train does not show the report line: $(cat out.txt)"
+    expect 0 "3 runs" "lr" "validation.accuracy.best" "completed" -- \
+      "$ENGINE" report "$WORK/runs" --sort validation.accuracy.best
+    out=$("$ENGINE" report "$WORK/runs" --sort validation.accuracy.best --format csv)
+    header=$(printf '%s\n' "$out" | head -1)
+    [ "$header" = "$(printf '%s\n' "$header" | grep -E '^run,name,status,started,lr,steps,seconds,validation\.')" ] ||
+      fail "CSV header: $header"
+    [ "$(printf '%s\n' "$out" | wc -l)" = 4 ] || fail "CSV rows: $out"
+    # lr 0.2 diverges and 0.001 learns slowly in 2 epochs: 0.05 comes first
+    printf '%s\n' "$out" | sed -n 2p | grep -q ',0.050000000000000003,' || fail "lr 0.05 is not first: $out"
+    "$ENGINE" report "$WORK/runs" --sort validation.accuracy.best | sed -n 3p | grep -qE ' 0\.05 ' ||
+      fail "lr 0.05 is not first in the text table: $("$ENGINE" report "$WORK/runs" --sort validation.accuracy.best)"
+    expect 0 "1 of 3 runs" -- "$ENGINE" report "$WORK/runs" --filter 'lr<0.01'
+    expect 0 "2 runs (the most recent of 3)" -- "$ENGINE" report "$WORK/runs" --last 2
+    expect 0 '"validation.accuracy.best":' -- "$ENGINE" report "$WORK/runs" --format json
+    expect 0 "| run | name | status |" -- "$ENGINE" report "$WORK/runs" --format markdown
+    # one run: its facts, metrics with best values and their course, checkpoints
+    file=$(ls "$WORK"/runs/tiny/*.h5 | head -1)
+    expect 0 "completed" "validation  accuracy" "best step" "course" "checkpoints" "hyperparameters" -- \
+      "$ENGINE" report "$file"
+    expect 0 "split,metric,rows,last,step,best,best step" -- "$ENGINE" report "$file" --format csv
+    # a run file left "running" by a killed process (delay slows each batch down)
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/killed" \
+      --threads 1 -q >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 400); do
+      ls "$WORK"/killed/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
+      sleep 0.05
+    done
+    killed=$(ls "$WORK"/killed/resume/*.h5)
+    expect 0 "running" -- "$ENGINE" report "$killed"
+    kill -9 $pid; wait $pid 2>/dev/null
+    expect 0 "crashed or killed" "validation  accuracy" -- "$ENGINE" report "$killed"
+    # benchmark files: the points, and a pivot
+    for b in 8 16; do
+      "$ENGINE" bench --model mlp --batch_size $b --num_batches 2 --num_warmup_batches 1 --threads 1 \
+        --out "$WORK/bench" >out.txt 2>&1 || fail "bench batch $b failed: $(cat out.txt)"
+    done
+    expect 0 "2 benchmark points in 2 files" "throughput" -- "$ENGINE" report "$WORK/bench"
+    expect 0 "throughput by model and batch_size (samples/s)" "batch_size=8" "batch_size=16" -- \
+      "$ENGINE" report "$WORK/bench" --rows model --cols batch_size --value throughput
+    out=$("$ENGINE" report "$WORK/bench" --cols batch_size --value speedup --format csv)
+    printf '%s\n' "$out" | grep -qE '^mlp,1,[0-9.]+$' || fail "speedup pivot as CSV: $out"
+    expect 2 "--value: no column 'speed' in the benchmark points" -- \
+      "$ENGINE" report "$WORK/bench" --value speed
+    # bad input
+    expect 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$file" --format xml
+    expect 2 "--sort: no column 'accuracy' (columns: run, name" -- "$ENGINE" report "$WORK/runs" --sort accuracy
+    expect 2 "is a checkpoint: engine report reads run files" -- \
+      "$ENGINE" report "$(ls "$WORK"/runs/tiny/*/ckpt-*.h5 | head -1)"
+    expect 5 "$WORK/nope.h5: no such file" -- "$ENGINE" report "$WORK/nope.h5"
+    printf 'text' > "$WORK/text.h5"
+    expect 5 "$WORK/text.h5 is not an HDF5 file" -- "$ENGINE" report "$WORK/text.h5"
+    expect 2 "engine report needs run or benchmark files, or folders" -- "$ENGINE" report
+    ;;
   allocator)
     expect 0 "memory   caching allocator" -- "$ENGINE" info
     expect 0 "memory   system allocator" -- "$ENGINE" info --allocator system

@@ -1,0 +1,61 @@
+// engine report FILE|FOLDER...: run and benchmark files as tables (engine/report);
+// docs/results.md.
+#include <cstdio>
+
+#include "engine/cli/commands.hpp"
+#include "engine/cli/common.hpp"
+#include "engine/report/reports.hpp"
+
+namespace engine::cli {
+
+int report_command(const std::vector<std::string>& args) {
+  cxxopts::Options options(
+      "engine report",
+      "Show result files as tables: one run's summary (metrics with their last and best values), "
+      "several runs (files, or folders searched recursively) compared side by side, and "
+      "benchmark points, listed or pivoted (--rows model --cols batch_size --value throughput).");
+  options.positional_help("FILE|FOLDER...").show_positional_help();
+  options.add_options()("inputs", "run and benchmark files, and folders",
+                        cxxopts::value<std::vector<std::string>>())(
+      "format", "text, csv, markdown or json",
+      cxxopts::value<std::string>()->default_value("text"))(
+      "sort", "sort the comparison by this column (metrics best first)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "filter", "keep the runs where COLUMN OP VALUE holds, e.g. 'lr<0.1' (repeatable)",
+      cxxopts::value<std::vector<std::string>>())("last", "only the N most recently started runs",
+                                                  cxxopts::value<int64_t>()->default_value("0"))(
+      "rows", "benchmarks: pivot with a row per value of these columns (model,phase)",
+      cxxopts::value<std::string>())(
+      "cols", "benchmarks: pivot with a column per value of this column (batch_size)",
+      cxxopts::value<std::string>())(
+      "value",
+      "benchmarks: the pivot's value: throughput, p50_ms, speedup, efficiency or any number column",
+      cxxopts::value<std::string>())("h,help", "show this help");
+  options.parse_positional({"inputs"});
+  auto flags = parse(options, args);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  report::ReportRequest request;
+  if (flags.count("inputs")) request.inputs = flags["inputs"].as<std::vector<std::string>>();
+  request.format = report::parse_format(flags["format"].as<std::string>());
+  request.selection.sort = flags["sort"].as<std::string>();
+  if (flags.count("filter"))
+    request.selection.filters = flags["filter"].as<std::vector<std::string>>();
+  request.selection.last = flags["last"].as<int64_t>();
+  if (request.selection.last < 0)
+    throw core::UsageError("--last must be a positive number of runs");
+  if (flags.count("rows") || flags.count("cols") || flags.count("value")) {
+    report::Pivot pivot;
+    if (flags.count("rows")) pivot.rows = report::split_columns(flags["rows"].as<std::string>());
+    if (flags.count("cols")) pivot.cols = flags["cols"].as<std::string>();
+    if (flags.count("value")) pivot.value = flags["value"].as<std::string>();
+    request.pivot = pivot;
+  }
+  const std::string text = report::render(report::make_report(request), request.format);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace engine::cli

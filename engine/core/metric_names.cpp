@@ -1,0 +1,22 @@
+#include "engine/core/metric_names.hpp"
+
+namespace engine::core {
+
+int64_t topk_of(const std::string& name) {
+  if (name.size() < 4 || name.compare(0, 3, "top") != 0) return 0;
+  const std::string digits = name.substr(3);
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoll(digits);
+}
+
+bool is_class_count_metric(const std::string& name) {
+  return name == "precision" || name == "recall" || name == "f1";
+}
+
+bool larger_is_better(const std::string& metric) {
+  const auto dot = metric.rfind('.');
+  const std::string name = dot == std::string::npos ? metric : metric.substr(dot + 1);
+  return name == "accuracy" || topk_of(name) > 0 || is_class_count_metric(name);
+}
+
+}  // namespace engine::core

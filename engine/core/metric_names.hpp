@@ -1,0 +1,18 @@
+// What a metric's name says about it, shared by the trainer (early stopping, keep_best) and
+// the reports (best values): which names are built in and which way is better.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace engine::core {
+
+// k of "top5"; 0 for any other name.
+int64_t topk_of(const std::string& name);
+// precision, recall and f1: metrics computed from per-class counts.
+bool is_class_count_metric(const std::string& name);
+// accuracy, top<k>, precision, recall and f1 grow as a model improves; losses and errors
+// (loss, mse, mae, a script's own metric) shrink. "validation.accuracy" is read by its last part.
+bool larger_is_better(const std::string& metric);
+
+}  // namespace engine::core

@@ -1,0 +1,111 @@
+#include "engine/report/reports.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/io/bench_file.hpp"
+#include "engine/io/result_file.hpp"
+#include "engine/report/run_report.hpp"
+
+namespace engine::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool checkpoint_name(const fs::path& path) {
+  return path.filename().string().rfind("ckpt-", 0) == 0;
+}
+
+void add(ResultFiles& files, io::ResultKind kind, const std::string& path) {
+  if (kind == io::ResultKind::kRun) files.runs.push_back(path);
+  if (kind == io::ResultKind::kBenchmark) files.benchmarks.push_back(path);
+}
+
+void search_folder(const std::string& folder, ResultFiles& files) {
+  ResultFiles found;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error)) {
+    if (!it->is_regular_file() || it->path().extension() != ".h5" || checkpoint_name(it->path())) {
+      continue;
+    }
+    try {
+      add(found, io::result_kind(it->path().string()), it->path().string());
+    } catch (const core::IoError&) {
+      // not HDF5, or unreadable: a folder may hold anything
+    }
+  }
+  if (error) throw core::IoError("cannot read the folder " + folder + ": " + error.message());
+  std::sort(found.runs.begin(), found.runs.end());
+  std::sort(found.benchmarks.begin(), found.benchmarks.end());
+  files.runs.insert(files.runs.end(), found.runs.begin(), found.runs.end());
+  files.benchmarks.insert(files.benchmarks.end(), found.benchmarks.begin(), found.benchmarks.end());
+}
+
+Table benchmark_points(const std::vector<std::string>& paths) {
+  std::vector<io::BenchContents> files;
+  for (const auto& path : paths) files.push_back(io::BenchFile::read_all(path));
+  return bench_points(files);
+}
+
+}  // namespace
+
+ResultFiles result_files(const std::vector<std::string>& inputs) {
+  if (inputs.empty()) {
+    throw core::UsageError(
+        "engine report needs run or benchmark files, or folders (engine report runs/)");
+  }
+  ResultFiles files;
+  for (const auto& input : inputs) {
+    std::error_code error;
+    if (fs::is_directory(input, error)) {
+      search_folder(input, files);
+      continue;
+    }
+    const auto kind = io::result_kind(input);  // IoError for a missing or non-HDF5 file
+    if (kind != io::ResultKind::kRun && kind != io::ResultKind::kBenchmark) {
+      throw core::UsageError(input + " is " + io::kind_name(kind) +
+                             ": engine report reads run files (runs/<name>/<time>.h5) and "
+                             "benchmark files (runs/bench/<sweep>/<time>.h5)");
+    }
+    add(files, kind, input);
+  }
+  return files;
+}
+
+Report make_report(const ReportRequest& request) {
+  const auto files = result_files(request.inputs);
+  if (files.runs.empty() && files.benchmarks.empty()) {
+    throw core::UsageError("no run or benchmark files under " + core::join(request.inputs, ", "));
+  }
+  Report report;
+  if (!files.runs.empty()) {
+    std::vector<io::RunFile> runs;
+    for (const auto& path : files.runs) runs.push_back(io::read_run_file(path));
+    const bool one_file = runs.size() == 1 && files.benchmarks.empty() &&
+                          request.inputs.size() == 1 && !fs::is_directory(request.inputs.front());
+    if (one_file) {
+      const bool charts = request.format == Format::kText || request.format == Format::kMarkdown;
+      return run_report(runs.front(), charts);
+    }
+    report.tables.push_back(compare_runs(runs, request.selection.last));
+  }
+  if (!files.benchmarks.empty()) report.tables.push_back(benchmark_points(files.benchmarks));
+  std::vector<Table*> tables;
+  for (auto& t : report.tables) tables.push_back(&t);
+  Selection selection = request.selection;
+  if (request.pivot) selection.sort.clear();  // the pivot orders its own rows
+  select_rows(tables, selection);
+  if (request.pivot) {
+    if (files.benchmarks.empty()) {
+      throw core::UsageError("--rows, --cols and --value pivot benchmark files; " +
+                             core::join(request.inputs, ", ") + " holds none");
+    }
+    report.tables.back() = pivot(report.tables.back(), *request.pivot);
+  }
+  return report;
+}
+
+}  // namespace engine::report

@@ -1,0 +1,35 @@
+// From what a user names on the command line to the report it prints: files and folders
+// (searched recursively) sorted out by kind, read, and turned into tables.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/report/bench_report.hpp"
+#include "engine/report/compare_runs.hpp"
+#include "engine/report/table.hpp"
+
+namespace engine::report {
+
+struct ReportRequest {
+  std::vector<std::string> inputs;  // files and folders
+  Format format = Format::kText;
+  Selection selection;         // applies to the runs' comparison and to benchmark points
+  std::optional<Pivot> pivot;  // benchmark points pivoted instead of listed
+};
+
+struct ResultFiles {
+  std::vector<std::string> runs, benchmarks;
+};
+
+// The result files the inputs name: files as given (an IoError or UsageError for one that is
+// missing or of a kind the report does not read), folders searched recursively for run and
+// benchmark files (checkpoints and other files passed over), each list in path order.
+ResultFiles result_files(const std::vector<std::string>& inputs);
+
+// One run file alone: its own report; several: their comparison. Benchmark files: their
+// points, or the pivot. Both kinds: both tables.
+Report make_report(const ReportRequest& request);
+
+}  // namespace engine::report

@@ -1,0 +1,246 @@
+// engine report's pieces: tables in four formats, sparklines, one run's summary, and the
+// comparison of runs with its filters and sort, on run files written by io::RunWriter.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "engine/core/errors.hpp"
+#include "engine/io/run_writer.hpp"
+#include "engine/report/compare_runs.hpp"
+#include "engine/report/reports.hpp"
+#include "engine/report/run_report.hpp"
+#include "engine/report/run_summary.hpp"
+#include "engine/report/sparkline.hpp"
+#include "tests/test_support.hpp"
+
+using namespace engine;
+using report::Cell;
+
+// How doctest prints cells and rows when a check fails.
+namespace doctest {
+template <>
+struct StringMaker<Cell> {
+  static String convert(const Cell& cell) {
+    return std::holds_alternative<std::monostate>(cell) ? "(empty)"
+                                                        : report::cell_text(cell).c_str();
+  }
+};
+template <>
+struct StringMaker<std::vector<Cell>> {
+  static String convert(const std::vector<Cell>& row) {
+    std::string text = "{";
+    for (const auto& cell : row)
+      text += std::string(StringMaker<Cell>::convert(cell).c_str()) + "; ";
+    return (text + "}").c_str();
+  }
+};
+}  // namespace doctest
+
+namespace {
+
+// A finished run: lr and batch as hyperparameters, a validation accuracy that peaks at
+// `peak` in the middle.
+std::string write_run(const std::string& dir, double lr, double peak, const std::string& model) {
+  const auto path = io::RunWriter::new_run_path(dir, "demo");
+  io::RunInfo info;
+  info.name = "demo";
+  io::RunWriter w(path, info);
+  w.write_hparams({{"lr", lr}, {"batch_size", 32.0}, {"model", model}});
+  for (int step = 1; step <= 3; ++step) {
+    w.append_metrics("train", step * 10, step, step * 1.5, {{"loss", 2.0 / step}, {"lr", lr}});
+    w.append_metrics(
+        "validation", step * 10, step, step * 1.5 + 0.5,
+        {{"loss", 1.0 + std::abs(step - 2)}, {"accuracy", step == 2 ? peak : peak - 0.1}});
+  }
+  w.finish("completed");
+  return path;
+}
+
+const report::Table& table_named(const report::Report& r, const std::string& name) {
+  for (const auto& t : r.tables) {
+    if (t.name == name) return t;
+  }
+  FAIL("no table " << name);
+  return r.tables.front();
+}
+
+}  // namespace
+
+TEST_CASE("a table renders as aligned text, CSV, Markdown and JSON records") {
+  report::Table t{"t", "title", {"name", "value", "n"}, {}};
+  t.rows.push_back({std::string("a,b"), 0.123456, int64_t{3}});
+  t.rows.push_back({std::string("c|d"), std::nan(""), Cell{}});
+  CHECK(report::render(t, report::Format::kText) ==
+        "title\n"
+        "name   value  n\n"
+        "a,b   0.1235  3\n"
+        "c|d\n");
+  CHECK(report::render(t, report::Format::kCsv) == "name,value,n\n\"a,b\",0.123456,3\nc|d,,\n");
+  CHECK(report::render(t, report::Format::kMarkdown) ==
+        "**title**\n\n| name | value | n |\n| --- | --- | --- |\n| a,b | 0.1235 | 3 |\n"
+        "| c\\|d |  |  |\n");
+  const auto json = nlohmann::json::parse(report::render(t, report::Format::kJson));
+  REQUIRE(json.is_array());
+  CHECK(json[0]["name"] == "a,b");
+  CHECK(json[0]["value"] == 0.123456);
+  CHECK(json[0]["n"] == 3);
+  CHECK(json[1]["value"].is_null());
+  CHECK_THROWS_WITH_AS(report::parse_format("xml"),
+                       "--format must be text, csv, markdown or json, got 'xml'", core::UsageError);
+  CHECK(report::number_text(1234567.0) == "1234567");
+  CHECK(report::number_text(0.5) == "0.5");
+  CHECK(report::number_text(2.5e-7) == "2.500e-07");
+}
+
+TEST_CASE("a sparkline scales a series from its minimum to its maximum") {
+  CHECK(report::sparkline({1, 2, 3, 4, 5, 6, 7, 8}) == "▁▂▃▄▅▆▇█");
+  CHECK(report::sparkline({3, 3}) == "▅▅");  // a flat series sits in the middle
+  CHECK(report::sparkline({1, std::nan(""), 2}) == "▁ █");
+  CHECK(report::sparkline({1, 1, 2, 2}, 2) == "▁█");  // buckets average their values
+  CHECK(report::sparkline({}) == "");
+}
+
+TEST_CASE("one run: the last and best value of each metric with their steps") {
+  const auto dir = test::scratch_dir("report_run");
+  const auto path = write_run(dir, 0.1, 0.9, "mlp");
+  const auto r = report::run_report(io::read_run_file(path), true);
+  const auto& facts = table_named(r, "run");
+  CHECK(facts.rows[2] == std::vector<Cell>{std::string("status"), std::string("completed")});
+  const auto& metrics = table_named(r, "metrics");
+  CHECK(r.tables[r.main].name == "metrics");
+  CHECK(metrics.columns == std::vector<std::string>{"split", "metric", "rows", "last", "step",
+                                                    "best", "best step", "course"});
+  // validation first; accuracy's best is its peak at step 20, loss's its minimum at step 20
+  CHECK(metrics.rows[0] == std::vector<Cell>{std::string("validation"), std::string("accuracy"),
+                                             int64_t{3}, 0.8, int64_t{30}, 0.9, int64_t{20},
+                                             std::string("▁█▁")});
+  CHECK(std::get<double>(metrics.rows[1][5]) == 1.0);
+  // the learning rate has no best
+  CHECK(metrics.rows[3][1] == Cell{std::string("lr")});
+  CHECK(std::holds_alternative<std::monostate>(metrics.rows[3][5]));
+  // CSV is the metrics table, without the sparklines (made for a terminal)
+  const auto plain = report::run_report(io::read_run_file(path), false);
+  CHECK(report::render(plain, report::Format::kCsv)
+            .rfind("split,metric,rows,last,step,best,best step\n", 0) == 0);
+  CHECK(report::better_of("validation", "top5") == report::Better::kLarger);
+  CHECK(report::better_of("train", "mse") == report::Better::kSmaller);
+  CHECK(report::duration_text(125) == "2 min 05 s");
+}
+
+TEST_CASE("several runs: the differing hyperparameters, metrics, filters and sort") {
+  const auto dir = test::scratch_dir("report_compare");
+  write_run(dir, 0.1, 0.8, "mlp");
+  write_run(dir, 0.01, 0.95, "mlp");
+  write_run(dir, 0.05, 0.9, "mlp");
+  report::ReportRequest request;
+  request.inputs = {dir};
+  request.selection.sort = "validation.accuracy.best";
+  const auto r = report::make_report(request);
+  REQUIRE(r.tables.size() == 1);
+  const auto& t = r.tables.front();
+  CHECK(t.title == "3 runs");
+  CHECK(t.column("lr") >= 0);
+  CHECK(t.column("batch_size") < 0);  // the same in every run: not a column
+  CHECK(t.column("model") < 0);
+  const auto lr = static_cast<size_t>(t.column("lr"));
+  // which run had the best validation accuracy, and with what learning rate: the first row
+  CHECK(std::get<double>(t.rows[0][lr]) == 0.01);
+  CHECK(std::get<double>(t.rows[2][lr]) == 0.1);
+
+  request.selection.sort = "lr";
+  request.selection.filters = {"lr<0.1", "status=completed"};
+  const auto filtered = report::make_report(request).tables.front();
+  CHECK(filtered.title == "2 of 3 runs");
+  CHECK(std::get<double>(filtered.rows[0][lr]) == 0.01);
+  CHECK(std::get<double>(filtered.rows[1][lr]) == 0.05);
+
+  request.selection.filters = {"learning_rate<0.1"};
+  CHECK_THROWS_WITH_AS(report::make_report(request),
+                       doctest::Contains("--filter 'learning_rate<0.1': no column 'learning_rate'"),
+                       core::UsageError);
+  request.selection.filters = {"lr"};
+  CHECK_THROWS_WITH_AS(report::make_report(request), doctest::Contains("is not COLUMN OP VALUE"),
+                       core::UsageError);
+
+  request.selection = {};
+  request.selection.last = 1;
+  CHECK(report::make_report(request).tables.front().rows.size() == 1);
+
+  request.inputs = {dir + "/nothing-here"};
+  CHECK_THROWS_AS(report::make_report(request), core::IoError);
+}
+
+namespace {
+
+io::BenchPoint bench_point(int64_t index, const std::string& model, int64_t batch, int64_t threads,
+                           double throughput, const std::string& status = "ok") {
+  io::BenchPoint p;
+  p.row.point = index;
+  p.row.model = model;
+  p.row.phase = "training";
+  p.row.device = "cpu";
+  p.row.dtype = "float32";
+  p.row.batch_size = batch;
+  p.row.threads = threads;
+  p.row.status = status;
+  p.row.throughput = throughput;
+  p.row.p50_ms = 1000.0 * static_cast<double>(batch) / throughput;
+  p.parameters = {
+      {"model", model}, {"batch_size", batch}, {"threads", threads}, {"num_batches", int64_t{10}}};
+  p.batch_ms = {p.row.p50_ms, p.row.p50_ms};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
+  const auto dir = test::scratch_dir("report_bench");
+  const auto path = dir + "/sweep.h5";
+  {
+    io::BenchInfo info;
+    info.name = "sweep";
+    io::BenchFile file(path, info);
+    file.write_point(bench_point(0, "mlp", 32, 1, 1000));
+    file.write_point(bench_point(1, "mlp", 32, 2, 1600));
+    file.write_point(bench_point(2, "mlp", 64, 1, 1500));
+    file.write_point(bench_point(3, "mlp", 64, 2, 2400));
+    file.write_point(bench_point(4, "cnn", 32, 1, 100));
+    file.write_point(bench_point(5, "cnn", 64, 1, 0, "failed"));
+    file.finish("completed");
+  }
+  report::ReportRequest request;
+  request.inputs = {dir};
+  auto points = report::make_report(request).tables.front();
+  CHECK(points.title == "6 benchmark points in 1 file");
+  CHECK(points.column("num_batches") >= 0);  // the points' other parameters are columns too
+  request.selection.filters = {"status=ok", "model=mlp"};
+  CHECK(report::make_report(request).tables.front().title == "4 of 6 benchmark points in 1 file");
+
+  request.selection.filters = {"threads=1"};
+  request.pivot = report::Pivot{};  // rows model, columns batch_size, throughput
+  auto t = report::make_report(request).tables.front();
+  CHECK(t.columns == std::vector<std::string>{"model", "batch_size=32", "batch_size=64"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == std::vector<Cell>{std::string("mlp"), 1000.0, 1500.0});
+  CHECK(t.rows[1] == std::vector<Cell>{std::string("cnn"), 100.0, Cell{}});  // failed: empty
+
+  request.pivot->value = "speedup";
+  t = report::make_report(request).tables.front();
+  CHECK(t.rows[0] == std::vector<Cell>{std::string("mlp"), 1.0, 1.5});
+
+  // threads as columns: speedup and efficiency against one thread
+  request.selection.filters = {"model=mlp"};
+  request.pivot = report::Pivot{{"model", "batch_size"}, "threads", "efficiency"};
+  t = report::make_report(request).tables.front();
+  CHECK(t.columns == std::vector<std::string>{"model", "batch_size", "threads=1", "threads=2"});
+  CHECK(t.rows[0] == std::vector<Cell>{std::string("mlp"), int64_t{32}, 1.0, 0.8});
+  CHECK(t.rows[1] == std::vector<Cell>{std::string("mlp"), int64_t{64}, 1.0, 0.8});
+
+  request.pivot = report::Pivot{{"model"}, "batch", "throughput"};
+  CHECK_THROWS_WITH_AS(report::make_report(request),
+                       doctest::Contains("--cols: no column 'batch' in the benchmark points"),
+                       core::UsageError);
+  CHECK(report::split_columns("model,phase") == std::vector<std::string>{"model", "phase"});
+}
