@@ -30,7 +30,9 @@ int report_command(const std::vector<std::string>& args) {
       cxxopts::value<std::string>())(
       "value",
       "benchmarks: the pivot's value: throughput, p50_ms, speedup, efficiency or any number column",
-      cxxopts::value<std::string>())("h,help", "show this help");
+      cxxopts::value<std::string>())(
+      "compare", "two benchmark files, BEFORE AFTER: the change of every point, against its noise")(
+      "h,help", "show this help");
   options.parse_positional({"inputs"});
   auto flags = parse(options, args);
   if (flags.count("help")) {
@@ -46,6 +48,7 @@ int report_command(const std::vector<std::string>& args) {
   request.selection.last = flags["last"].as<int64_t>();
   if (request.selection.last < 0)
     throw core::UsageError("--last must be a positive number of runs");
+  request.compare = flags.count("compare") > 0;
   if (flags.count("rows") || flags.count("cols") || flags.count("value")) {
     report::Pivot pivot;
     if (flags.count("rows")) pivot.rows = report::split_columns(flags["rows"].as<std::string>());

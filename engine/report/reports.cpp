@@ -7,6 +7,7 @@
 #include "engine/core/format.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/io/result_file.hpp"
+#include "engine/report/bench_compare.hpp"
 #include "engine/report/run_report.hpp"
 
 namespace engine::report {
@@ -76,6 +77,24 @@ ResultFiles result_files(const std::vector<std::string>& inputs) {
 }
 
 Report make_report(const ReportRequest& request) {
+  if (request.compare) {
+    if (request.inputs.size() != 2) {
+      throw core::UsageError("--compare takes two benchmark files, BEFORE.h5 AFTER.h5 (got " +
+                             std::to_string(request.inputs.size()) + ")");
+    }
+    for (const auto& input : request.inputs) {
+      const auto kind = io::result_kind(input);
+      if (kind != io::ResultKind::kBenchmark) {
+        throw core::UsageError("--compare takes two benchmark files; " + input + " is " +
+                               io::kind_name(kind));
+      }
+    }
+    Report report;
+    report.tables.push_back(compare_benchmarks(io::BenchFile::read_all(request.inputs[0]),
+                                               io::BenchFile::read_all(request.inputs[1])));
+    select_rows({&report.tables.front()}, request.selection);
+    return report;
+  }
   const auto files = result_files(request.inputs);
   if (files.runs.empty() && files.benchmarks.empty()) {
     throw core::UsageError("no run or benchmark files under " + core::join(request.inputs, ", "));

@@ -17,6 +17,7 @@ struct ReportRequest {
   Format format = Format::kText;
   Selection selection;         // applies to the runs' comparison and to benchmark points
   std::optional<Pivot> pivot;  // benchmark points pivoted instead of listed
+  bool compare = false;        // inputs are BEFORE and AFTER benchmark files
 };
 
 struct ResultFiles {
@@ -29,7 +30,8 @@ struct ResultFiles {
 ResultFiles result_files(const std::vector<std::string>& inputs);
 
 // One run file alone: its own report; several: their comparison. Benchmark files: their
-// points, or the pivot. Both kinds: both tables.
+// points, or the pivot. Both kinds: both tables. With `compare`, two benchmark files point
+// by point (bench_compare.hpp).
 Report make_report(const ReportRequest& request);
 
 }  // namespace engine::report

@@ -628,6 +628,14 @@ LUA
     printf '%s\n' "$out" | grep -qE '^mlp,1,[0-9.]+$' || fail "speedup pivot as CSV: $out"
     expect 2 "--value: no column 'speed' in the benchmark points" -- \
       "$ENGINE" report "$WORK/bench" --value speed
+    # the same point measured again: compared point by point against its noise
+    "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --num_warmup_batches 1 --threads 1 \
+      --out "$WORK/again" >out.txt 2>&1 || fail "bench again failed: $(cat out.txt)"
+    first=$(ls "$WORK"/bench/bench/mlp/*.h5 | head -1); second=$(ls "$WORK"/again/bench/mlp/*.h5)
+    expect 0 "$first -> $second: " "p50 change %" "noise %" "verdict" -- \
+      "$ENGINE" report --compare "$first" "$second"
+    expect 2 "--compare takes two benchmark files; $file is a run file" -- \
+      "$ENGINE" report --compare "$file" "$second"
     # bad input
     expect 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$file" --format xml
     expect 2 "--sort: no column 'accuracy' (columns: run, name" -- "$ENGINE" report "$WORK/runs" --sort accuracy

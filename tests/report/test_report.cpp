@@ -244,3 +244,49 @@ TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
                        core::UsageError);
   CHECK(report::split_columns("model,phase") == std::vector<std::string>{"model", "phase"});
 }
+
+TEST_CASE("--compare: a change is a regression or an improvement only beyond the noise") {
+  const auto dir = test::scratch_dir("report_bench_compare");
+  // batch times around `ms` with +-spread, 20 of them
+  const auto point = [](int64_t index, int64_t batch, double ms, double spread) {
+    auto p = bench_point(index, "mlp", batch, 1, 1000.0 * static_cast<double>(batch) / ms);
+    p.row.point_id = "id" + std::to_string(batch);
+    p.batch_ms.clear();
+    for (int i = 0; i < 20; ++i) p.batch_ms.push_back(ms + spread * ((i % 5) - 2) / 2.0);
+    p.row.p50_ms = ms;
+    return p;
+  };
+  const auto write = [&](const std::string& name, const std::vector<io::BenchPoint>& points) {
+    io::BenchInfo info;
+    info.name = name;
+    io::BenchFile file(dir + "/" + name + ".h5", info);
+    for (const auto& p : points) file.write_point(p);
+    file.finish("completed");
+    return dir + "/" + name + ".h5";
+  };
+  const auto before = write("before", {point(0, 8, 10.0, 0.2), point(1, 16, 20.0, 0.2),
+                                       point(2, 32, 40.0, 8.0), point(3, 64, 80.0, 0.2)});
+  const auto after = write("after", {point(0, 8, 12.0, 0.2), point(1, 16, 18.0, 0.2),
+                                     point(2, 32, 42.0, 8.0), point(3, 128, 160.0, 0.2)});
+  report::ReportRequest request;
+  request.inputs = {before, after};
+  request.compare = true;
+  const auto t = report::make_report(request).tables.front();
+  CHECK(t.title == before + " -> " + after + ": 1 regression, 1 improvement, 1 within noise");
+  const auto verdict = static_cast<size_t>(t.column("verdict"));
+  const auto change = static_cast<size_t>(t.column("p50 change %"));
+  REQUIRE(t.rows.size() == 5);
+  CHECK(t.rows[0][verdict] == Cell{std::string("regression")});  // 10 -> 12 ms, noise ~0.2
+  CHECK(std::get<double>(t.rows[0][change]) == doctest::Approx(20.0));
+  CHECK(t.rows[1][verdict] == Cell{std::string("improvement")});   // 20 -> 18 ms
+  CHECK(t.rows[2][verdict] == Cell{std::string("within noise")});  // 40 -> 42 ms, +-8 ms batches
+  CHECK(t.rows[3][verdict] == Cell{std::string("only after")});
+  CHECK(t.rows[4][verdict] == Cell{std::string("only before")});
+
+  request.selection.filters = {"verdict=regression"};
+  CHECK(report::make_report(request).tables.front().rows.size() == 1);
+  request.inputs = {before};
+  CHECK_THROWS_WITH_AS(report::make_report(request),
+                       "--compare takes two benchmark files, BEFORE.h5 AFTER.h5 (got 1)",
+                       core::UsageError);
+}
