@@ -32,7 +32,7 @@ const char* kUsage =
     "  predict SCRIPT.lua predictions of a checkpoint for new data (--input FILE.csv)\n"
     "  bench --model ID   time a model's training step or forward pass (engine bench --help)\n"
     "  bench SWEEP.lua    run a benchmark sweep, each point in a fresh process, into one file\n"
-    "  report FILES...    run files as tables: one run, or several compared (engine report runs/)\n"
+    "  report FILES...    run and benchmark files as tables, compared (engine report runs/)\n"
     "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
     "  models [ID...]     the model zoo: ids, input shapes, parameter counts\n"
     "  info               versions, threads, BLAS and devices\n"

@@ -21,7 +21,7 @@ int report_command(const std::vector<std::string>& args) {
       cxxopts::value<std::string>()->default_value("text"))(
       "sort", "sort the comparison by this column (metrics best first)",
       cxxopts::value<std::string>()->default_value(""))(
-      "filter", "keep the runs where COLUMN OP VALUE holds, e.g. 'lr<0.1' (repeatable)",
+      "filter", "keep the rows where COLUMN OP VALUE holds, e.g. 'lr<0.1' (repeatable)",
       cxxopts::value<std::vector<std::string>>())("last", "only the N most recently started runs",
                                                   cxxopts::value<int64_t>()->default_value("0"))(
       "rows", "benchmarks: pivot with a row per value of these columns (model,phase)",

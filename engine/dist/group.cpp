@@ -56,8 +56,8 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
 Group::Group(World world, torch::Device device) : world_(std::move(world)), device_(device) {
   store_ = open_store(world_.rank == 0);
   join();
-  heartbeat_ = std::make_unique<Heartbeat>(world_, open_store(false));
   try {
+    heartbeat_ = std::make_unique<Heartbeat>(world_, open_store(false));
 #ifdef USE_C10D_NCCL
     if (device_.is_cuda()) {
       auto options = c10d::ProcessGroupNCCL::Options::create();

@@ -94,20 +94,20 @@ void BatchNormImpl::synchronise(ProcessSum processes) {
 }
 
 void BatchNormImpl::check_input(const torch::Tensor& input) const {
+  // TORCH_CHECK formats its message only when the check fails: nothing built per forward
   const int64_t d = input.dim();
-  const std::string got = " input (got " + std::to_string(d) + "D input)";
   switch (kind_) {
     case BatchNormKind::k1d:
-      TORCH_CHECK(d == 2 || d == 3, "expected 2D or 3D", got);
+      TORCH_CHECK(d == 2 || d == 3, "expected 2D or 3D input (got ", d, "D input)");
       break;
     case BatchNormKind::k2d:
-      TORCH_CHECK(d == 4, "expected 4D", got);
+      TORCH_CHECK(d == 4, "expected 4D input (got ", d, "D input)");
       break;
     case BatchNormKind::k3d:
-      TORCH_CHECK(d == 5, "expected 5D", got);
+      TORCH_CHECK(d == 5, "expected 5D input (got ", d, "D input)");
       break;
     case BatchNormKind::kSync:
-      TORCH_CHECK(d >= 2, "expected at least 2D", got);
+      TORCH_CHECK(d >= 2, "expected at least 2D input (got ", d, "D input)");
       break;
   }
   TORCH_CHECK(input.size(1) == options.num_features(), "expected ", options.num_features(),

@@ -39,7 +39,6 @@ class BatchNormImpl : public torch::nn::Cloneable<BatchNormImpl> {
   // until disconnect().
   void synchronise(ProcessSum processes);
   void disconnect() { processes_.reset(); }
-  bool synchronised() const { return processes_ != nullptr; }
   BatchNormKind kind() const { return kind_; }
 
   torch::nn::BatchNormOptions options;

@@ -8,6 +8,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/report/cells.hpp"
 
 namespace engine::report {
 namespace {
@@ -31,13 +32,6 @@ const std::vector<std::string> kRowColumns = {"file",
                                               "scaling_efficiency",
                                               "peak_resident_mb",
                                               "reason"};
-
-Cell attribute_cell(const io::h5::Attribute& value) {
-  if (const auto* i = std::get_if<int64_t>(&value)) return *i;
-  if (const auto* d = std::get_if<double>(&value)) return *d;
-  if (const auto* b = std::get_if<bool>(&value)) return std::string(*b ? "true" : "false");
-  return std::get<std::string>(value);
-}
 
 std::optional<double> number_in(const Cell& cell) {
   if (const auto* i = std::get_if<int64_t>(&cell)) return static_cast<double>(*i);
@@ -117,7 +111,7 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
                             r.reason};
       for (const auto& name : extra) {
         const auto it = p.parameters.find(name);
-        row.push_back(it == p.parameters.end() ? Cell{} : attribute_cell(it->second));
+        row.push_back(it == p.parameters.end() ? Cell{} : cell_of(it->second));
       }
       t.rows.push_back(std::move(row));
     }

@@ -8,16 +8,11 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/report/cells.hpp"
 #include "engine/report/run_summary.hpp"
 
 namespace engine::report {
 namespace {
-
-Cell hparam_cell(const io::HParam& value) {
-  if (const auto* d = std::get_if<double>(&value)) return *d;
-  if (const auto* b = std::get_if<bool>(&value)) return std::string(*b ? "true" : "false");
-  return std::get<std::string>(value);
-}
 
 // The hyperparameters that tell the runs apart: those whose value (or presence) differs.
 std::vector<std::string> differing_hparams(const std::vector<io::RunFile>& runs) {
@@ -216,7 +211,7 @@ Table compare_runs(const std::vector<io::RunFile>& all_runs, int64_t last) {
     std::vector<Cell> row{run.path, run.text("name"), run.status(), run.text("started_at")};
     for (const auto& h : hparams) {
       const auto it = run.hparams.find(h);
-      row.push_back(it == run.hparams.end() ? Cell{} : hparam_cell(it->second));
+      row.push_back(it == run.hparams.end() ? Cell{} : cell_of(it->second));
     }
     row.push_back(steps_of(run));
     row.push_back(seconds_of(run));

@@ -4,17 +4,13 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "engine/core/format.hpp"
+#include "engine/report/cells.hpp"
 #include "engine/report/run_summary.hpp"
 #include "engine/report/sparkline.hpp"
 
 namespace engine::report {
 namespace {
-
-std::string hparam_text(const io::HParam& value) {
-  if (const auto* d = std::get_if<double>(&value)) return number_text(*d);
-  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
-  return std::get<std::string>(value);
-}
 
 Table facts(const io::RunFile& run) {
   Table t{"run", "run", {"field", "value"}, {}};
@@ -35,7 +31,7 @@ Table facts(const io::RunFile& run) {
                   {"finished", "finished_at"},
                   {"resumed", "resumed_at"},
                   {"resumes", "resumes"}});
-  add("duration", duration_text(seconds_of(run)));
+  add("duration", core::duration_string(seconds_of(run)));
   add("steps", std::to_string(steps_of(run)));
   double epochs = 0;
   for (const auto& [_, split] : run.metrics) {
@@ -57,7 +53,7 @@ Table facts(const io::RunFile& run) {
 
 Table hparams(const io::RunFile& run) {
   Table t{"hparams", "hyperparameters", {"name", "value"}, {}};
-  for (const auto& [name, value] : run.hparams) t.rows.push_back({name, hparam_text(value)});
+  for (const auto& [name, value] : run.hparams) t.rows.push_back({name, cell_text(cell_of(value))});
   return t;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "engine/core/metric_names.hpp"
@@ -84,23 +83,6 @@ double seconds_of(const io::RunFile& run) {
     }
   }
   return seconds;
-}
-
-std::string duration_text(double seconds) {
-  char buffer[48];
-  if (!std::isfinite(seconds) || seconds < 0) return "";
-  if (seconds < 60) {
-    std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
-  } else if (seconds < 3600) {
-    const auto s = static_cast<int64_t>(std::llround(seconds));
-    std::snprintf(buffer, sizeof buffer, "%lld min %02lld s", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  } else {
-    const auto m = static_cast<int64_t>(std::llround(seconds / 60));
-    std::snprintf(buffer, sizeof buffer, "%lld h %02lld min", static_cast<long long>(m / 60),
-                  static_cast<long long>(m % 60));
-  }
-  return buffer;
 }
 
 }  // namespace engine::report

@@ -35,7 +35,5 @@ std::vector<SeriesSummary> summarize_series(const io::RunFile& run);
 // The largest step any split logged, and the largest time (seconds since the run started).
 int64_t steps_of(const io::RunFile& run);
 double seconds_of(const io::RunFile& run);
-// "2 h 03 min", "4 min 05 s", "12.3 s"
-std::string duration_text(double seconds);
 
 }  // namespace engine::report

@@ -126,7 +126,6 @@ TEST_CASE("one run: the last and best value of each metric with their steps") {
             .rfind("split,metric,rows,last,step,best,best step\n", 0) == 0);
   CHECK(report::better_of("validation", "top5") == report::Better::kLarger);
   CHECK(report::better_of("train", "mse") == report::Better::kSmaller);
-  CHECK(report::duration_text(125) == "2 min 05 s");
 }
 
 TEST_CASE("several runs: the differing hyperparameters, metrics, filters and sort") {
