@@ -48,7 +48,11 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
   } else {
     seed_ = request_.seed ? *request_.seed : script_->seed().value_or(fresh_seed());
   }
-  if (group) seed_ = std::stoull(group->share(std::to_string(seed_)));
+  if (group) {
+    seed_ = std::stoull(group->share(std::to_string(seed_)));
+    // every rank has read the checkpoint's run file before rank 0 opens it for writing
+    if (has_checkpoint()) group->barrier();
+  }
   core::seed_everything(seed_);
   spec_ = script_->build(device, seed_);
   if (has_checkpoint() && use_ == CheckpointUse::kWeights) {

@@ -435,7 +435,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
   const std::string& path = run_file_or_checkpoint;
   if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
-  auto file = h5::open_file(path, false);
+  // without HDF5's lock: every rank of a resumed group reads the run file that rank 0 then
+  // opens for writing, and a reader's lock would make that open fail
+  auto file = h5::open_file_while_written(path);
   const hid_t root = file.get();
   if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
   if (!h5::exists(root, "checkpoints")) {

@@ -521,6 +521,8 @@ LUA
     h5dump -a /status "$run" | grep -q '"interrupted"' || fail "status is not interrupted"
     expect 0 "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" \
       --set delay=0 --nproc 2 --threads 2
+    h5dump -a /status "$run" | grep -q '"completed"' ||
+      fail "the resumed group did not continue the run file $run: $(h5dump -A "$run" | head -40)"
     for t in 1.weight 4.bias; do
       x=$(h5dump -d "/model/$t" "$WORK"/whole/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
       y=$(h5dump -d "/model/$t" "$WORK"/ctrlc/resume/*/ckpt-21.h5 | grep -v '^HDF5 ')
