@@ -7,7 +7,8 @@ return {
   name    = 'fashion_mnist',
   seed    = 1,
   hparams = { lr = 1.0, gamma = 0.7, batch_size = 64, test_batch_size = 1000, epochs = 2,
-              max_steps = 0 },  -- max_steps > 0 stops early (smoke tests)
+              max_steps = 0,        -- > 0 stops early (smoke tests)
+              validate_every = 0 }, -- > 0: every so many steps, else every epoch
 
   model = function(hp) return nn.model('mnist_cnn') end,
 
@@ -28,7 +29,7 @@ return {
   trainer = function(hp) return {
     epochs = hp.epochs,
     steps = hp.max_steps,
-    validate_every = 'epoch',
+    validate_every = hp.validate_every > 0 and hp.validate_every or 'epoch',
     log_every = 50,
   } end,
 }

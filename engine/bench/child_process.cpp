@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,11 +21,16 @@ namespace engine::bench {
 namespace {
 
 // Between fork and exec only async-signal-safe calls: no allocation, no locks.
-[[noreturn]] void become_child(const std::vector<char*>& argv, int output_fd, int64_t max_memory) {
+// The child dies with the sweep (a killed sweep leaves no point running), and keeps none of
+// the sweep's files open: an inherited descriptor would hold the benchmark file's HDF5 lock.
+[[noreturn]] void become_child(const std::vector<char*>& argv, int output_fd, int64_t max_memory,
+                               pid_t sweep) {
   setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != sweep) _exit(1);
   dup2(output_fd, STDOUT_FILENO);
   dup2(output_fd, STDERR_FILENO);
-  close(output_fd);
+  close_range(STDERR_FILENO + 1, ~0U, 0);
   if (max_memory > 0) {
     rlimit limit{static_cast<rlim_t>(max_memory), static_cast<rlim_t>(max_memory)};
     setrlimit(RLIMIT_AS, &limit);
@@ -53,13 +59,14 @@ ChildResult run_child(const ChildOptions& options) {
     throw core::IoError(std::string("cannot make a pipe for a benchmark process: ") +
                         std::strerror(errno));
   }
+  const pid_t sweep = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
     throw core::IoError(std::string("cannot start a benchmark process: ") + std::strerror(errno));
   }
-  if (pid == 0) become_child(argv, fds[1], options.max_memory_bytes);
+  if (pid == 0) become_child(argv, fds[1], options.max_memory_bytes, sweep);
   setpgid(pid, pid);  // as the child does: whichever runs first
   close(fds[1]);
 

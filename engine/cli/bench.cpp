@@ -410,7 +410,7 @@ int bench_point(const std::vector<std::string>& args) {
     const auto path = io::BenchFile::new_path(flags["out"].as<std::string>(),
                                               std::filesystem::path(run.model).stem().string());
     write_single(path, run.point, command, true);
-    std::printf("  written to %s\n", path.c_str());
+    std::printf("  written to %s\n  show it: engine report %s\n", path.c_str(), path.c_str());
   }
   if (flags.count("json")) {
     print_json(run);

@@ -207,6 +207,10 @@ int bench_sweep(const std::vector<std::string>& args) {
   std::printf("%lld run, %lld kept from the file; results in %s\n",
               static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
               path.c_str());
+  std::printf(
+      "show it: engine report %s  (pivot: --rows model --cols batch_size; chart: --plot "
+      "chart.svg)\n",
+      path.c_str());
   if (outcome.interrupted) {
     throw core::Interrupted("the sweep was interrupted; run it again to continue it",
                             core::pending_interrupt() ? core::pending_interrupt() : 2);

@@ -4,6 +4,9 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/format.hpp"
+#include "engine/report/chart_file.hpp"
+#include "engine/report/html.hpp"
 #include "engine/report/reports.hpp"
 
 namespace engine::cli {
@@ -13,7 +16,8 @@ int report_command(const std::vector<std::string>& args) {
       "engine report",
       "Show result files as tables: one run's summary (metrics with their last and best values), "
       "several runs (files, or folders searched recursively) compared side by side, and "
-      "benchmark points, listed or pivoted (--rows model --cols batch_size --value throughput).");
+      "benchmark points, listed or pivoted (--rows model --cols batch_size --value throughput); "
+      "charts with --plot FILE.svg|png, one static page with --html DIR.");
   options.positional_help("FILE|FOLDER...").show_positional_help();
   options.add_options()("inputs", "run and benchmark files, and folders",
                         cxxopts::value<std::vector<std::string>>())(
@@ -32,7 +36,10 @@ int report_command(const std::vector<std::string>& args) {
       "benchmarks: the pivot's value: throughput, p50_ms, speedup, efficiency or any number column",
       cxxopts::value<std::string>())(
       "compare", "two benchmark files, BEFORE AFTER: the change of every point, against its noise")(
-      "h,help", "show this help");
+      "plot", "also draw charts into FILE.svg or FILE.png: runs' curves, benchmarks' throughput",
+      cxxopts::value<std::string>())(
+      "html", "also write DIR/index.html: the tables and charts on one static page",
+      cxxopts::value<std::string>())("h,help", "show this help");
   options.parse_positional({"inputs"});
   auto flags = parse(options, args);
   if (flags.count("help")) {
@@ -56,8 +63,23 @@ int report_command(const std::vector<std::string>& args) {
     if (flags.count("value")) pivot.value = flags["value"].as<std::string>();
     request.pivot = pivot;
   }
-  const std::string text = report::render(report::make_report(request), request.format);
+  request.choose_x = flags.count("cols") == 0;
+  const bool plot = flags.count("plot") > 0, html = flags.count("html") > 0;
+  report::Figure figure;
+  const auto made = report::make_report(request, plot || html ? &figure : nullptr);
+  const std::string text = report::render(made, request.format);
   std::fwrite(text.data(), 1, text.size(), stdout);
+  // where the files went: on stderr, so that the table on stdout stays clean for a pipe
+  if (plot) {
+    const auto path = flags["plot"].as<std::string>();
+    report::write_figure(figure, path);
+    std::fprintf(stderr, "chart: %s\n", path.c_str());
+  }
+  if (html) {
+    const auto path = report::write_html(flags["html"].as<std::string>(), made, figure,
+                                         "engine report " + core::join(request.inputs, " "));
+    std::fprintf(stderr, "page: %s\n", path.c_str());
+  }
   return 0;
 }
 

@@ -30,6 +30,8 @@ class RunFileObserver : public train::Observer {
   void on_metrics(const train::MetricRow& row) override {
     writer_.append_metrics(row.split, row.step, row.epoch, row.time, row.values);
   }
+  void on_progress(const train::Progress&) override { writer_.flush_if_due(); }
+  void before_checkpoint(int64_t) override { writer_.flush(); }
   void on_checkpoint(const std::string& path, int64_t step) override {
     writer_.record_checkpoint(path, step);
   }

@@ -79,8 +79,8 @@ std::vector<std::string> worker_variables(const World& world, int threads) {
   if (output >= 0) {
     dup2(output, STDOUT_FILENO);
     dup2(output, STDERR_FILENO);
-    close(output);
   }
+  close_range(STDERR_FILENO + 1, ~0U, 0);  // none of the launcher's files (an HDF5 lock)
   execve(argv[0], argv.data(), envp.data());
   static const char message[] = "error: cannot start a worker process\n";
   ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);

@@ -22,6 +22,11 @@ h5::Handle open_result(const std::string& path) {
 ResultKind kind_of(hid_t file) {
   if (h5::exists(file, "metrics")) return ResultKind::kRun;
   if (h5::exists(file, "results")) return ResultKind::kBenchmark;
+  // a sweep killed before its first point: /points is there, /results not yet
+  if (h5::exists(file, "points") && h5::has_attribute(file, "kind") &&
+      h5::read_string_attribute(file, "kind") == "benchmark") {
+    return ResultKind::kBenchmark;
+  }
   if (h5::exists(file, "trials")) return ResultKind::kSearch;
   if (h5::exists(file, "model")) return ResultKind::kCheckpoint;
   return ResultKind::kOther;

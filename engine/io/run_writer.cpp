@@ -202,25 +202,59 @@ void RunWriter::append_metrics(const std::string& split_name, int64_t step, doub
       throw core::UsageError("metric name '" + name + "' is reserved in the run file");
     }
   }
-  Split& s = split(split_name);
+  waiting_rows_[split_name].push_back(Row{step, epoch, time, values});
+  ++waiting_;
+  if (waiting_ >= policy_.rows) {
+    flush();
+  } else {
+    flush_if_due();
+  }
+}
+
+void RunWriter::flush_if_due() {
+  if (waiting_ == 0) return;
+  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - last_flush_;
+  if (since.count() >= policy_.seconds) flush();
+}
+
+// Each split's waiting rows in one append per series: a series first named by one of them is
+// created and back-filled with NaN for the rows before it.
+void RunWriter::write_waiting_rows() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const auto& [name, value] : values) {
-    if (s.series.count(name)) continue;
-    auto series = h5::create_series(s.group.get(), name, H5T_IEEE_F64LE);
-    const std::vector<double> fill(s.rows, nan);
-    h5::append_series(series.get(), H5T_NATIVE_DOUBLE, fill.data(), fill.size());
-    s.series.emplace(name, std::move(series));
+  for (auto& [split_name, rows] : waiting_rows_) {
+    if (rows.empty()) continue;
+    Split& s = split(split_name);
+    for (const auto& row : rows) {
+      for (const auto& [name, _] : row.values) {
+        if (s.series.count(name)) continue;
+        auto series = h5::create_series(s.group.get(), name, H5T_IEEE_F64LE);
+        const std::vector<double> fill(s.rows, nan);
+        h5::append_series(series.get(), H5T_NATIVE_DOUBLE, fill.data(), fill.size());
+        s.series.emplace(name, std::move(series));
+      }
+    }
+    std::vector<int64_t> steps;
+    std::vector<double> epochs, times, column;
+    for (const auto& row : rows) {
+      steps.push_back(row.step);
+      epochs.push_back(row.epoch);
+      times.push_back(row.time);
+    }
+    h5::append_series(s.step.get(), H5T_NATIVE_INT64, steps.data(), steps.size());
+    h5::append_series(s.epoch.get(), H5T_NATIVE_DOUBLE, epochs.data(), epochs.size());
+    h5::append_series(s.time.get(), H5T_NATIVE_DOUBLE, times.data(), times.size());
+    for (auto& [name, series] : s.series) {
+      column.clear();
+      for (const auto& row : rows) {
+        const auto it = row.values.find(name);
+        column.push_back(it == row.values.end() ? nan : it->second);
+      }
+      h5::append_series(series.get(), H5T_NATIVE_DOUBLE, column.data(), column.size());
+    }
+    s.rows += rows.size();
+    rows.clear();
   }
-  h5::append_series(s.step.get(), H5T_NATIVE_INT64, &step, 1);
-  h5::append_series(s.epoch.get(), H5T_NATIVE_DOUBLE, &epoch, 1);
-  h5::append_series(s.time.get(), H5T_NATIVE_DOUBLE, &time, 1);
-  for (auto& [name, series] : s.series) {
-    auto it = values.find(name);
-    const double v = it == values.end() ? nan : it->second;
-    h5::append_series(series.get(), H5T_NATIVE_DOUBLE, &v, 1);
-  }
-  ++s.rows;
-  flush();
+  waiting_ = 0;
 }
 
 void RunWriter::finish(const std::string& status, const std::string& error) {
@@ -233,9 +267,11 @@ void RunWriter::finish(const std::string& status, const std::string& error) {
 }
 
 void RunWriter::flush() {
+  write_waiting_rows();
   if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
     throw core::IoError("HDF5: cannot flush " + path_);
   }
+  last_flush_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace engine::io

@@ -1,7 +1,10 @@
 // Writes one run file (see HDF5_SCHEMA.md): run attributes, the script, hyperparameters and
-// metric series, flushed after every appended row so a killed run leaves a readable file.
+// metric series. Rows wait in memory and reach the file together, at a bounded interval and at
+// every checkpoint, so that the file changes only inside short flushes and a run killed at any
+// moment leaves a file that opens, holding every row up to its last flush (docs/results.md).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +25,13 @@ struct RunInfo {
   int threads = 1;
   int world_size = 1;
   uint64_t seed = 0;
+};
+
+// When waiting rows are written and flushed: as soon as `rows` wait, or when a row arrives (or
+// flush_if_due() is called) `seconds` after the last flush.
+struct FlushPolicy {
+  size_t rows = 1000;
+  double seconds = 2.0;
 };
 
 class RunWriter {
@@ -52,7 +62,13 @@ class RunWriter {
   void write_stop_reason(const std::string& reason);
   // status: completed | failed | interrupted. Sets finished_at; error is stored when non-empty.
   void finish(const std::string& status, const std::string& error = {});
+  // Writes the waiting rows and flushes the file now.
   void flush();
+  // flush() when the policy's time has passed since the last one and rows wait (cheap: a clock
+  // reading), for callers that tick more often than rows arrive.
+  void flush_if_due();
+  void set_flush_policy(const FlushPolicy& policy) { policy_ = policy; }
+  size_t waiting_rows() const { return waiting_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -62,13 +78,23 @@ class RunWriter {
     std::map<std::string, h5::Handle> series;
     size_t rows = 0;
   };
+  struct Row {
+    int64_t step;
+    double epoch, time;
+    std::map<std::string, double> values;
+  };
   Split& split(const std::string& name);
   void open_existing_split(const std::string& name, int64_t rows_kept);
+  void write_waiting_rows();
 
   std::string path_;
   h5::Handle file_;
   h5::Handle metrics_;
   std::map<std::string, Split> splits_;
+  std::map<std::string, std::vector<Row>> waiting_rows_;  // by split
+  size_t waiting_ = 0;
+  FlushPolicy policy_;
+  std::chrono::steady_clock::time_point last_flush_ = std::chrono::steady_clock::now();
 };
 
 // Hyperparameters as attributes of a group (a run file's /hparams, a checkpoint's), and back.

@@ -12,9 +12,7 @@
 #include "engine/report/run_summary.hpp"
 
 namespace engine::report {
-namespace {
 
-// The hyperparameters that tell the runs apart: those whose value (or presence) differs.
 std::vector<std::string> differing_hparams(const std::vector<io::RunFile>& runs) {
   std::set<std::string> names;
   for (const auto& run : runs) {
@@ -41,6 +39,8 @@ std::vector<std::string> differing_hparams(const std::vector<io::RunFile>& runs)
   }
   return out;
 }
+
+namespace {
 
 struct Condition {
   std::string column, op, value;

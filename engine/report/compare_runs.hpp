@@ -17,6 +17,10 @@ struct Selection {
   int64_t last = 0;                  // only the N most recently started runs (0: all)
 };
 
+// The hyperparameters that tell the runs apart: those whose value (or presence) differs;
+// every one of a single run's.
+std::vector<std::string> differing_hparams(const std::vector<io::RunFile>& runs);
+
 // Columns: run (the file), name, status, started, the hyperparameters whose values differ,
 // steps, seconds, then per split and metric "<split>.<metric>" (the last value) and
 // "<split>.<metric>.best"; only the `last` most recently started runs when it is set.

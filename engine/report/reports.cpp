@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/io/result_file.hpp"
 #include "engine/report/bench_compare.hpp"
+#include "engine/report/plots.hpp"
 #include "engine/report/run_report.hpp"
 
 namespace engine::report {
@@ -51,6 +53,42 @@ Table benchmark_points(const std::vector<std::string>& paths) {
   return bench_points(files);
 }
 
+// The charts of the selected rows: the runs still in the comparison, in its order, and the
+// benchmark points still listed.
+void figure_of(const std::vector<io::RunFile>& runs, const ResultFiles& files, const Report& report,
+               const ReportRequest& request, Figure& figure) {
+  std::vector<std::string> shown;
+  size_t table = 0;
+  if (!files.runs.empty()) {
+    const Table& runs_table = report.tables[table++];
+    const auto path_column = static_cast<size_t>(runs_table.column("run"));
+    std::vector<io::RunFile> selected;
+    for (const auto& row : runs_table.rows) {
+      for (const auto& run : runs) {
+        if (run.path == cell_text(row[path_column])) selected.push_back(run);
+      }
+    }
+    const auto charts = run_charts(selected);
+    figure.charts.insert(figure.charts.end(), charts.begin(), charts.end());
+    std::set<std::string> names;
+    for (const auto& run : selected) names.insert(run.text("name"));
+    shown.push_back(names.size() == 1 ? *names.begin() + ": " + runs_table.title
+                                      : runs_table.title);
+  }
+  if (!files.benchmarks.empty()) {
+    const Table& points = report.tables[table];
+    const Pivot pivot = request.pivot.value_or(Pivot{});
+    const auto charts = bench_charts(points, pivot, request.choose_x);
+    figure.charts.insert(figure.charts.end(), charts.begin(), charts.end());
+    shown.push_back(points.title);
+    if (!charts.empty()) {
+      shown.back() =
+          charts.front().y_label + " against " + charts.front().x_label + ", " + shown.back();
+    }
+  }
+  if (figure.title.empty()) figure.title = core::join(shown, "; ");
+}
+
 }  // namespace
 
 ResultFiles result_files(const std::vector<std::string>& inputs) {
@@ -76,8 +114,12 @@ ResultFiles result_files(const std::vector<std::string>& inputs) {
   return files;
 }
 
-Report make_report(const ReportRequest& request) {
+Report make_report(const ReportRequest& request, Figure* figure) {
   if (request.compare) {
+    if (figure) {
+      throw core::UsageError(
+          "--compare makes a table only; plot each file (engine report FILE --plot F.svg)");
+    }
     if (request.inputs.size() != 2) {
       throw core::UsageError("--compare takes two benchmark files, BEFORE.h5 AFTER.h5 (got " +
                              std::to_string(request.inputs.size()) + ")");
@@ -100,13 +142,17 @@ Report make_report(const ReportRequest& request) {
     throw core::UsageError("no run or benchmark files under " + core::join(request.inputs, ", "));
   }
   Report report;
+  std::vector<io::RunFile> runs;
   if (!files.runs.empty()) {
-    std::vector<io::RunFile> runs;
     for (const auto& path : files.runs) runs.push_back(io::read_run_file(path));
     const bool one_file = runs.size() == 1 && files.benchmarks.empty() &&
                           request.inputs.size() == 1 && !fs::is_directory(request.inputs.front());
     if (one_file) {
       const bool charts = request.format == Format::kText || request.format == Format::kMarkdown;
+      if (figure) {
+        figure->title = runs.front().text("name") + ": " + runs.front().path;
+        figure->charts = run_charts(runs);
+      }
       return run_report(runs.front(), charts);
     }
     report.tables.push_back(compare_runs(runs, request.selection.last));
@@ -117,6 +163,7 @@ Report make_report(const ReportRequest& request) {
   Selection selection = request.selection;
   if (request.pivot) selection.sort.clear();  // the pivot orders its own rows
   select_rows(tables, selection);
+  if (figure) figure_of(runs, files, report, request, *figure);
   if (request.pivot) {
     if (files.benchmarks.empty()) {
       throw core::UsageError("--rows, --cols and --value pivot benchmark files; " +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/report/bench_report.hpp"
+#include "engine/report/chart.hpp"
 #include "engine/report/compare_runs.hpp"
 #include "engine/report/table.hpp"
 
@@ -18,6 +19,7 @@ struct ReportRequest {
   Selection selection;         // applies to the runs' comparison and to benchmark points
   std::optional<Pivot> pivot;  // benchmark points pivoted instead of listed
   bool compare = false;        // inputs are BEFORE and AFTER benchmark files
+  bool choose_x = true;        // charts: x is what varies (no --cols given)
 };
 
 struct ResultFiles {
@@ -32,6 +34,9 @@ ResultFiles result_files(const std::vector<std::string>& inputs);
 // One run file alone: its own report; several: their comparison. Benchmark files: their
 // points, or the pivot. Both kinds: both tables. With `compare`, two benchmark files point
 // by point (bench_compare.hpp).
-Report make_report(const ReportRequest& request);
+// With `figure`, also the charts of what the tables show (plots.hpp): the selected runs'
+// curves, the selected benchmark points against batch size or threads, titled by `figure`'s
+// caller-set title or by what it shows.
+Report make_report(const ReportRequest& request, Figure* figure = nullptr);
 
 }  // namespace engine::report

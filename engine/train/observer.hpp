@@ -47,6 +47,9 @@ class Observer {
   virtual void on_metrics(const MetricRow&) {}
   virtual void on_progress(const Progress&) {}
   virtual void on_epoch_end(const EpochSummary&) {}
+  // A checkpoint is about to be written: what the observer holds back (a run file's waiting
+  // rows) goes out first, so that the file has every row the checkpoint counts.
+  virtual void before_checkpoint(int64_t /*step*/) {}
   // A checkpoint was written (renamed into place) / deleted by the keep policy.
   virtual void on_checkpoint(const std::string& /*path*/, int64_t /*step*/) {}
   virtual void on_checkpoint_removed(const std::string& /*path*/) {}

@@ -587,6 +587,7 @@ void Trainer::checkpoint() {
     doomed.push_back(old_best);
   }
   state_.elapsed = elapsed();
+  for (auto* obs : observers_) obs->before_checkpoint(state_.step);
   if (parallel_) {
     // the metrics in progress as the whole world measured them; the ranks wait for the file
     TrainerState saved = state_;

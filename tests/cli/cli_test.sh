@@ -365,7 +365,8 @@ LUA
     expect 0 "cannot take an input of shape [64, 4]" "killed by SIGSEGV (segmentation fault)" \
       "failed   CPU: not enough memory" "skipped  batch 400000 ran out of memory at point 8" \
       "4 run, 0 kept from the file" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
-    expect 0 "0 run, 4 kept from the file" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
+    expect 0 "0 run, 4 kept from the file" "show it: engine report " -- \
+      "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
     file=$(ls runs/bench/failing/*.h5)
     h5dump -d /results "$file" | grep -q '"skipped"' || fail "no skipped row in /results"
     h5dump -a /points/0/details/output_tail "$file" | grep -q "error:" || fail "no output tail stored"
@@ -578,6 +579,57 @@ LUA
     expect 8 "rank(s) 1 of 2 did not join within 2 s" -- \
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
     ;;
+  crash_kill)
+    # runs and sweeps killed with SIGKILL at random moments leave files that h5dump reads
+    # whole, with every series of a split as long as the others, and that engine report reads;
+    # a killed run resumes. CRASH_KILLS kills of each (5 here; 50 in the slow tier).
+    tiny
+    kills=${CRASH_KILLS:-5}
+    random_moment() { echo "$((RANDOM % 2500 + 300))"; }  # ms after the start
+    check_file() {  # $1: the file, $2: what it is, $3: what engine report says of it
+      h5dump "$1" >dump.txt 2>&1 || fail "h5dump cannot read the $2 $1: $(tail -5 dump.txt)"
+      expect 0 "$3" -- "$ENGINE" report "$1"
+    }
+    check_lengths() {  # every series of /metrics/<split> as long as its step series
+      for split in train validation; do
+        h5dump -H -g "/metrics/$split" "$1" >/dev/null 2>&1 || continue
+        n=$(h5dump -H -g "/metrics/$split" "$1" | grep -F 'DATASPACE' | sort -u | wc -l)
+        [ "$n" = 1 ] || fail "series of /metrics/$split differ in length in $1: $(h5dump -H -g "/metrics/$split" "$1" | grep DATASPACE)"
+      done
+    }
+    for i in $(seq "$kills"); do
+      rm -rf "$WORK/runs"
+      "$ENGINE" train "$FIX/crash_train.lua" --set root="$WORK/tiny" --out "$WORK/runs" --threads 1 -q \
+        >out.txt 2>&1 &
+      pid=$!
+      ms=$(random_moment)
+      sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+      kill -9 $pid; wait $pid 2>/dev/null
+      run=$(ls "$WORK"/runs/crash/*.h5 2>/dev/null)
+      [ -n "$run" ] || continue  # killed before it created its run file
+      check_file "$run" "run file (kill $i at $ms ms)" "crashed or killed"
+      check_lengths "$run"
+      rows=$(h5dump -H -d /metrics/train/step "$run" 2>/dev/null | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' | grep -o '[0-9]*$')
+      echo "run killed at $ms ms: ${rows:-0} training rows"
+      if h5dump -a /checkpoints/latest "$run" >/dev/null 2>&1; then
+        expect 0 "resuming 'crash' from" "finished" -- "$ENGINE" train "$FIX/crash_train.lua" \
+          --resume "$run" --set epochs=1 --threads 1
+        check_lengths "$run"
+      fi
+    done
+    for i in $(seq "$kills"); do
+      rm -rf "$WORK/bench"
+      "$ENGINE" bench "$REPO/scripts/bench/quick.lua" --out "$WORK/bench" >out.txt 2>&1 &
+      pid=$!
+      ms=$(random_moment)
+      sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+      kill -9 $pid; wait $pid 2>/dev/null
+      sweep=$(ls "$WORK"/bench/bench/quick/*.h5 2>/dev/null)
+      [ -n "$sweep" ] || continue
+      check_file "$sweep" "benchmark file (kill $i at $ms ms)" "benchmark point"
+      echo "sweep killed at $ms ms: $(h5dump -H -g /points "$sweep" 2>/dev/null | grep -c 'GROUP "[0-9]') points"
+    done
+    ;;
   report)
     # which run had the best validation accuracy, and with what learning rate?
     tiny
@@ -617,12 +669,14 @@ LUA
     killed=$(ls "$WORK"/killed/resume/*.h5)
     expect 0 "running" -- "$ENGINE" report "$killed"
     kill -9 $pid; wait $pid 2>/dev/null
-    expect 0 "crashed or killed" "validation  accuracy" -- "$ENGINE" report "$killed"
+    expect 0 "crashed or killed" "train  loss" -- "$ENGINE" report "$killed"
     # benchmark files: the points, and a pivot
     for b in 8 16; do
       "$ENGINE" bench --model mlp --batch_size $b --num_batches 2 --num_warmup_batches 1 --threads 1 \
         --out "$WORK/bench" >out.txt 2>&1 || fail "bench batch $b failed: $(cat out.txt)"
     done
+    grep -qF "show it: engine report $WORK/bench/bench/mlp/" out.txt ||
+      fail "bench does not show the report line: $(cat out.txt)"
     expect 0 "2 benchmark points in 2 files" "throughput" -- "$ENGINE" report "$WORK/bench"
     expect 0 "throughput by model and batch_size (samples/s)" "batch_size=8" "batch_size=16" -- \
       "$ENGINE" report "$WORK/bench" --rows model --cols batch_size --value throughput
@@ -638,6 +692,19 @@ LUA
       "$ENGINE" report --compare "$first" "$second"
     expect 2 "--compare takes two benchmark files; $file is a run file" -- \
       "$ENGINE" report --compare "$file" "$second"
+    # charts: SVG and PNG that rsvg-convert renders, and the static page
+    expect 0 "chart: $WORK/curves.svg" -- "$ENGINE" report "$WORK/runs" --plot "$WORK/curves.svg"
+    grep -qF ">validation accuracy</text>" "$WORK/curves.svg" || fail "no validation accuracy chart"
+    grep -qF ">lr=0.05</text>" "$WORK/curves.svg" || fail "no legend entry for lr 0.05"
+    rsvg-convert -o "$WORK/curves_svg.png" "$WORK/curves.svg" || fail "rsvg-convert cannot draw the SVG"
+    expect 0 "chart: $WORK/bench.png" -- "$ENGINE" report "$WORK/bench" --plot "$WORK/bench.png"
+    [ "$(head -c 4 "$WORK/bench.png" | tail -c 3)" = PNG ] || fail "bench.png is not a PNG"
+    expect 0 "page: $WORK/page/index.html" -- "$ENGINE" report "$WORK/runs" "$WORK/bench" --html "$WORK/page"
+    grep -qF "<svg" "$WORK/page/index.html" && grep -qF "<table>" "$WORK/page/index.html" ||
+      fail "the page lacks its chart or tables"
+    ! grep -qF "<script" "$WORK/page/index.html" || fail "the page has a script"
+    expect 2 "the chart's file must end in .svg or .png" -- "$ENGINE" report "$file" --plot "$WORK/c.jpg"
+    expect 2 "--compare makes a table only" -- "$ENGINE" report --compare "$first" "$second" --plot "$WORK/c.svg"
     # bad input
     expect 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$file" --format xml
     expect 2 "--sort: no column 'accuracy' (columns: run, name" -- "$ENGINE" report "$WORK/runs" --sort accuracy

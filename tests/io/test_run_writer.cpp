@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "engine/core/errors.hpp"
 #include "engine/io/run_writer.hpp"
@@ -50,6 +52,39 @@ TEST_CASE("a writer that never finishes leaves a readable file marked running") 
   CHECK(io::h5::read_string_attribute(file.get(), "status") == "running");
   auto train = io::h5::open_group(file.get(), "metrics/train");
   CHECK(io::h5::read_doubles(train.get(), "loss") == std::vector<double>{3.0});
+}
+
+TEST_CASE("rows wait in memory and reach the file at the policy's bound and at checkpoints") {
+  const auto dir = test::scratch_dir("runfile-flush");
+  const auto path = io::RunWriter::new_run_path(dir, "flush");
+  const auto train_rows = [&path] {
+    auto file = io::h5::open_file_while_written(path);
+    if (!io::h5::exists(file.get(), "metrics/train")) return size_t{0};
+    auto train = io::h5::open_group(file.get(), "metrics/train");
+    return io::h5::read_doubles(train.get(), "step").size();
+  };
+  io::RunWriter w(path, io::RunInfo{});
+  w.set_flush_policy({3, 3600.0});
+  w.append_metrics("train", 1, 0.1, 0.1, {{"loss", 3.0}});
+  w.append_metrics("train", 2, 0.2, 0.2, {{"loss", 2.0}});
+  CHECK(w.waiting_rows() == 2);
+  CHECK(train_rows() == 0);
+  w.append_metrics("train", 3, 0.3, 0.3, {{"loss", 1.0}});  // the third: all three go out
+  CHECK(w.waiting_rows() == 0);
+  CHECK(train_rows() == 3);
+
+  w.append_metrics("train", 4, 0.4, 0.4, {{"loss", 0.5}});
+  w.record_checkpoint(dir + "/ckpt-4.h5", 4);  // a checkpoint counts the rows: they go first
+  CHECK(train_rows() == 4);
+
+  w.set_flush_policy({1000, 0.05});
+  w.append_metrics("train", 5, 0.5, 0.5, {{"loss", 0.4}});
+  w.flush_if_due();
+  CHECK(w.waiting_rows() == 1);  // 50 ms have not passed since the checkpoint's flush
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  w.flush_if_due();
+  CHECK(w.waiting_rows() == 0);
+  CHECK(train_rows() == 5);
 }
 
 TEST_CASE("run paths are never reused and unwritable folders say so") {
