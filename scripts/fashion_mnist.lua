@@ -6,7 +6,7 @@ local nn, optim, data = require 'nn', require 'optim', require 'data'
 return {
   name    = 'fashion_mnist',
   seed    = 1,
-  hparams = { lr = 1.0, gamma = 0.7, batch_size = 64, test_batch_size = 1000, epochs = 2,
+  hparams = { lr = 1.0, rho = 0.9, gamma = 0.7, batch_size = 64, test_batch_size = 1000, epochs = 2,
               max_steps = 0,        -- > 0 stops early (smoke tests)
               validate_every = 0 }, -- > 0: every so many steps, else every epoch
 
@@ -22,7 +22,7 @@ return {
   end,
 
   loss      = nn.NLLLoss(),
-  optimizer = function(params, hp) return optim.Adadelta(params, {lr = hp.lr}) end,
+  optimizer = function(params, hp) return optim.Adadelta(params, {lr = hp.lr, rho = hp.rho}) end,
   scheduler = function(opt, hp) return optim.StepLR(opt, {step_size = 1, gamma = hp.gamma}) end,
   metrics   = {'accuracy'},
 

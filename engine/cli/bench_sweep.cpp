@@ -22,14 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string own_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) throw core::IoError("cannot find the engine's own executable (/proc/self/exe)");
-  path[n] = '\0';
-  return path;
-}
-
 // "90", "90s", "5m", "1h" as seconds.
 double duration_flag(const std::string& text) {
   char* end = nullptr;

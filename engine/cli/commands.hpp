@@ -15,5 +15,6 @@ int eval_command(const std::vector<std::string>& args);
 int predict_command(const std::vector<std::string>& args);
 int bench_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
+int search_command(const std::vector<std::string>& args);
 
 }  // namespace engine::cli

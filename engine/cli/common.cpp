@@ -1,8 +1,10 @@
 #include "engine/cli/common.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +26,14 @@ const char* const kAllocatorHelp =
 std::string engine_home() {
   if (const char* home = std::getenv("ENGINE_HOME")) return home;
   return ENGINE_SOURCE_DIR;
+}
+
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw core::IoError("cannot find the engine's own executable (/proc/self/exe)");
+  path[n] = '\0';
+  return path;
 }
 
 void add_run_flags(cxxopts::Options& options) {

@@ -32,7 +32,9 @@ const char* kUsage =
     "  predict SCRIPT.lua predictions of a checkpoint for new data (--input FILE.csv)\n"
     "  bench --model ID   time a model's training step or forward pass (engine bench --help)\n"
     "  bench SWEEP.lua    run a benchmark sweep, each point in a fresh process, into one file\n"
-    "  report FILES...    run and benchmark files as tables, compared (engine report runs/)\n"
+    "  search SCRIPT.lua  search a script's hyperparameters: grid, random or ASHA trials\n"
+    "  report FILES...    run, benchmark and search files as tables and charts (engine report "
+    "runs/)\n"
     "  run FILE.lua       run a Lua script with the engine's libraries loaded\n"
     "  models [ID...]     the model zoo: ids, input shapes, parameter counts\n"
     "  info               versions, threads, BLAS and devices\n"
@@ -61,9 +63,11 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "models") return engine::cli::models_command(args);
   if (command == "bench") return engine::cli::bench_command(args);
   if (command == "report") return engine::cli::report_command(args);
+  if (command == "search") return engine::cli::search_command(args);
   throw engine::core::UsageError(
       "unknown command '" + command +
-      "' (commands: train, eval, predict, bench, report, run, models, info; see engine --help)");
+      "' (commands: train, eval, predict, bench, search, report, run, models, info; see engine "
+      "--help)");
 }
 
 }  // namespace

@@ -76,7 +76,12 @@ int train_command(const std::vector<std::string>& args) {
   options.add_options()(
       "resume",
       "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5)",
-      cxxopts::value<std::string>());
+      cxxopts::value<std::string>())(
+      "epochs",
+      "train this many epochs, whatever the script's trainer says (a resumed run goes on to it)",
+      cxxopts::value<int64_t>())(
+      "steps", "train this many optimizer steps in all, whatever the script's trainer says",
+      cxxopts::value<int64_t>());
   add_distributed_flags(options);
   const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
   if (!flags) return 0;
@@ -90,6 +95,14 @@ int train_command(const std::vector<std::string>& args) {
   if (flags->count("resume")) {
     request.checkpoint = (*flags)["resume"].as<std::string>();
     request.checkpoint_flag = "--resume";
+  }
+  if (flags->count("epochs")) {
+    request.epochs = (*flags)["epochs"].as<int64_t>();
+    if (*request.epochs < 1) throw core::UsageError("--epochs must be >= 1");
+  }
+  if (flags->count("steps")) {
+    request.steps = (*flags)["steps"].as<int64_t>();
+    if (*request.steps < 1) throw core::UsageError("--steps must be >= 1");
   }
   std::unique_ptr<dist::Group> group;
   if (world.distributed()) {

@@ -32,7 +32,9 @@ ResultKind kind_of(hid_t file) {
   return ResultKind::kOther;
 }
 
-MetricSplit read_split(hid_t group) {
+}  // namespace
+
+MetricSplit read_metric_split(hid_t group) {
   MetricSplit split;
   for (const auto& name : members(group)) {
     if (name == "step") {
@@ -56,6 +58,8 @@ MetricSplit read_split(hid_t group) {
   for (auto& [name, values] : split.series) values.resize(rows);
   return split;
 }
+
+namespace {
 
 std::string attribute_text(const h5::Attribute& value) {
   return std::visit(
@@ -125,7 +129,7 @@ RunFile read_run_once(const std::string& path, bool held) {
   }
   const auto metrics = h5::open_group(file.get(), "metrics");
   for (const auto& split : members(metrics.get())) {
-    run.metrics[split] = read_split(h5::open_group(metrics.get(), split).get());
+    run.metrics[split] = read_metric_split(h5::open_group(metrics.get(), split).get());
   }
   if (h5::exists(file.get(), "checkpoints")) {
     const auto group = h5::open_group(file.get(), "checkpoints");

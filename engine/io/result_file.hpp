@@ -48,4 +48,8 @@ struct RunFile {
 // An IoError when the file is not a run file (it names the kind it is).
 RunFile read_run_file(const std::string& path);
 
+// One /metrics/<split> group read back, cut to the rows every series has (a file killed
+// between two series' extensions can hold one row more in some).
+MetricSplit read_metric_split(hid_t group);
+
 }  // namespace engine::io

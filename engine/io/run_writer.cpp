@@ -54,17 +54,22 @@ std::string RunWriter::new_run_path(const std::string& root, const std::string& 
   }
 }
 
+void write_origin(hid_t root, int64_t format_version, const std::string& name,
+                  const std::string& command, const std::string& script_path) {
+  h5::write_attribute(root, "format_version", format_version);
+  h5::write_attribute(root, "engine_version", core::engine_version());
+  h5::write_attribute(root, "torch_version", core::torch_version());
+  h5::write_attribute(root, "name", name);
+  h5::write_attribute(root, "command", command);
+  h5::write_attribute(root, "script", script_path);
+  h5::write_attribute(root, "started_at", iso_timestamp());
+  h5::write_attribute(root, "status", std::string("running"));
+}
+
 RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path) {
   file_ = h5::create_file(path);
   const hid_t root = file_.get();
-  h5::write_attribute(root, "format_version", kFormatVersion);
-  h5::write_attribute(root, "engine_version", core::engine_version());
-  h5::write_attribute(root, "torch_version", core::torch_version());
-  h5::write_attribute(root, "name", info.name);
-  h5::write_attribute(root, "command", info.command);
-  h5::write_attribute(root, "script", info.script_path);
-  h5::write_attribute(root, "started_at", iso_timestamp());
-  h5::write_attribute(root, "status", std::string("running"));
+  write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
   h5::write_attribute(root, "hostname", hostname());
   h5::write_attribute(root, "device", info.device);
   h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));

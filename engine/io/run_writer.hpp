@@ -104,4 +104,9 @@ std::map<std::string, HParam> read_hparams(hid_t group);
 // Local time as the schema writes it: 2026-11-22T10:31:05
 std::string iso_timestamp();
 
+// The attributes every result file's root starts with: format_version, engine_version,
+// torch_version, name, command, script, started_at and status (running).
+void write_origin(hid_t root, int64_t format_version, const std::string& name,
+                  const std::string& command, const std::string& script_path);
+
 }  // namespace engine::io

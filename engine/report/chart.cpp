@@ -160,9 +160,11 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
       ++finite;
     }
     if (finite == 0) continue;
-    svg << "<path d=\"" << path.str().substr(1) << "\" fill=\"none\" stroke=\"" << colour
-        << "\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n";
-    if (finite <= 40) {
+    if (!line.dots) {
+      svg << "<path d=\"" << path.str().substr(1) << "\" fill=\"none\" stroke=\"" << colour
+          << "\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n";
+    }
+    if (finite <= 40 || line.dots) {
       for (size_t i = 0; i < line.x.size() && i < line.y.size(); ++i) {
         if (!std::isfinite(line.x[i]) || !std::isfinite(line.y[i])) continue;
         if (chart.log_x && line.x[i] <= 0) continue;

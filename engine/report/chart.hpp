@@ -12,6 +12,7 @@ namespace engine::report {
 struct Line {
   std::string label;         // the legend's entry; the same label has the same colour everywhere
   std::vector<double> x, y;  // a point whose x or y is not finite breaks the line
+  bool dots = false;         // points only, unjoined (a scatter)
 };
 
 struct Chart {

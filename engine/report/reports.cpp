@@ -8,9 +8,11 @@
 #include "engine/core/format.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/io/result_file.hpp"
+#include "engine/io/search_file.hpp"
 #include "engine/report/bench_compare.hpp"
 #include "engine/report/plots.hpp"
 #include "engine/report/run_report.hpp"
+#include "engine/report/search_report.hpp"
 
 namespace engine::report {
 namespace {
@@ -24,6 +26,7 @@ bool checkpoint_name(const fs::path& path) {
 void add(ResultFiles& files, io::ResultKind kind, const std::string& path) {
   if (kind == io::ResultKind::kRun) files.runs.push_back(path);
   if (kind == io::ResultKind::kBenchmark) files.benchmarks.push_back(path);
+  if (kind == io::ResultKind::kSearch) files.searches.push_back(path);
 }
 
 void search_folder(const std::string& folder, ResultFiles& files) {
@@ -41,10 +44,21 @@ void search_folder(const std::string& folder, ResultFiles& files) {
     }
   }
   if (error) throw core::IoError("cannot read the folder " + folder + ": " + error.message());
-  std::sort(found.runs.begin(), found.runs.end());
-  std::sort(found.benchmarks.begin(), found.benchmarks.end());
+  for (auto* list : {&found.runs, &found.benchmarks, &found.searches}) {
+    std::sort(list->begin(), list->end());
+  }
+  // a search's trials are in its leaderboard: their run files are not listed again
+  for (const auto& search : found.searches) {
+    const std::string trials = io::SearchFile::trials_folder(search) + "/";
+    found.runs.erase(std::remove_if(found.runs.begin(), found.runs.end(),
+                                    [&](const std::string& run) {
+                                      return run.compare(0, trials.size(), trials) == 0;
+                                    }),
+                     found.runs.end());
+  }
   files.runs.insert(files.runs.end(), found.runs.begin(), found.runs.end());
   files.benchmarks.insert(files.benchmarks.end(), found.benchmarks.begin(), found.benchmarks.end());
+  files.searches.insert(files.searches.end(), found.searches.begin(), found.searches.end());
 }
 
 Table benchmark_points(const std::vector<std::string>& paths) {
@@ -104,10 +118,12 @@ ResultFiles result_files(const std::vector<std::string>& inputs) {
       continue;
     }
     const auto kind = io::result_kind(input);  // IoError for a missing or non-HDF5 file
-    if (kind != io::ResultKind::kRun && kind != io::ResultKind::kBenchmark) {
+    if (kind != io::ResultKind::kRun && kind != io::ResultKind::kBenchmark &&
+        kind != io::ResultKind::kSearch) {
       throw core::UsageError(input + " is " + io::kind_name(kind) +
-                             ": engine report reads run files (runs/<name>/<time>.h5) and "
-                             "benchmark files (runs/bench/<sweep>/<time>.h5)");
+                             ": engine report reads run files (runs/<name>/<time>.h5), "
+                             "benchmark files (runs/bench/<sweep>/<time>.h5) and search files "
+                             "(runs/search/<name>/<time>.h5)");
     }
     add(files, kind, input);
   }
@@ -138,14 +154,17 @@ Report make_report(const ReportRequest& request, Figure* figure) {
     return report;
   }
   const auto files = result_files(request.inputs);
-  if (files.runs.empty() && files.benchmarks.empty()) {
-    throw core::UsageError("no run or benchmark files under " + core::join(request.inputs, ", "));
+  if (files.runs.empty() && files.benchmarks.empty() && files.searches.empty()) {
+    throw core::UsageError("no run, benchmark or search files under " +
+                           core::join(request.inputs, ", "));
   }
+  std::vector<io::SearchContents> searches;
+  for (const auto& path : files.searches) searches.push_back(io::read_search_file(path));
   Report report;
   std::vector<io::RunFile> runs;
   if (!files.runs.empty()) {
     for (const auto& path : files.runs) runs.push_back(io::read_run_file(path));
-    const bool one_file = runs.size() == 1 && files.benchmarks.empty() &&
+    const bool one_file = runs.size() == 1 && files.benchmarks.empty() && searches.empty() &&
                           request.inputs.size() == 1 && !fs::is_directory(request.inputs.front());
     if (one_file) {
       const bool charts = request.format == Format::kText || request.format == Format::kMarkdown;
@@ -158,18 +177,26 @@ Report make_report(const ReportRequest& request, Figure* figure) {
     report.tables.push_back(compare_runs(runs, request.selection.last));
   }
   if (!files.benchmarks.empty()) report.tables.push_back(benchmark_points(files.benchmarks));
+  if (!searches.empty()) report.tables.push_back(leaderboard(searches));
   std::vector<Table*> tables;
   for (auto& t : report.tables) tables.push_back(&t);
   Selection selection = request.selection;
   if (request.pivot) selection.sort.clear();  // the pivot orders its own rows
   select_rows(tables, selection);
-  if (figure) figure_of(runs, files, report, request, *figure);
+  if (figure) {
+    figure_of(runs, files, report, request, *figure);
+    const auto charts = search_charts(searches);
+    figure->charts.insert(figure->charts.end(), charts.begin(), charts.end());
+    if (figure->title.empty() && !searches.empty()) figure->title = report.tables.back().title;
+  }
   if (request.pivot) {
     if (files.benchmarks.empty()) {
       throw core::UsageError("--rows, --cols and --value pivot benchmark files; " +
                              core::join(request.inputs, ", ") + " holds none");
     }
-    report.tables.back() = pivot(report.tables.back(), *request.pivot);
+    for (auto& table : report.tables) {
+      if (table.name == "points") table = pivot(table, *request.pivot);
+    }
   }
   return report;
 }

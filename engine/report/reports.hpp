@@ -23,7 +23,7 @@ struct ReportRequest {
 };
 
 struct ResultFiles {
-  std::vector<std::string> runs, benchmarks;
+  std::vector<std::string> runs, benchmarks, searches;
 };
 
 // The result files the inputs name: files as given (an IoError or UsageError for one that is

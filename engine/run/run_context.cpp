@@ -55,6 +55,11 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
   }
   core::seed_everything(seed_);
   spec_ = script_->build(device, seed_);
+  if (request_.epochs) {
+    spec_.options.epochs = *request_.epochs;
+    spec_.options.steps = 0;
+  }
+  if (request_.steps) spec_.options.steps = *request_.steps;
   if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
     about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
     spdlog::info("model weights from {} (step {})", checkpoint_, info_.step);

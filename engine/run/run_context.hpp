@@ -31,6 +31,9 @@ struct RunRequest {
   std::vector<std::string> overrides;  // --set key=value, applied after a checkpoint's values
   std::string checkpoint;              // a checkpoint or a run file (its latest); empty: none
   std::string checkpoint_flag = "--checkpoint";  // the flag checkpoint came from
+  // --epochs / --steps: the run's length instead of the script's trainer (a resumed run goes
+  // on to it; engine search trains trials rung by rung this way)
+  std::optional<int64_t> epochs, steps;
 };
 
 // What the checkpoint is for: the trainer's whole state (engine train --resume), or the

@@ -16,11 +16,12 @@ declare -A allowed=(
   [data]="core io"
   [dist]="core"
   [report]="core io"
+  [search]="core io"
   [train]="core io nn data dist"
   [bench]="core io nn data dist train"
-  [lua]="core io nn data train bench dist"
-  [run]="core io nn data train bench dist lua"
-  [cli]="core io nn data train bench dist lua run report"
+  [lua]="core io nn data train bench dist search"
+  [run]="core io nn data train bench dist search lua"
+  [cli]="core io nn data train bench dist search lua run report"
 )
 
 violations=0

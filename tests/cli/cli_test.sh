@@ -579,6 +579,90 @@ LUA
     expect 8 "rank(s) 1 of 2 did not join within 2 s" -- \
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
     ;;
+  search)
+    # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (depth - 2)^2 / 10
+    tiny
+    search() { "$ENGINE" search "$@" --set root="$WORK/tiny" --threads 2; }
+    objective_ok() {  # every finished trial's metric is the objective of its hyperparameters
+      "$ENGINE" report "$1" --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["validation.loss"] != "" { want = ($c["x"] - 0.5) ^ 2 + ($c["depth"] - 2) ^ 2 / 10;
+          d = $c["validation.loss"] - want; if (d > 1e-6 || d < -1e-6) { print "trial " $c["trial"] ": " $c["validation.loss"] " != " want; bad = 1 } }
+        END { exit bad }' || fail "metrics are not the objective in $1"
+    }
+    expect 0 "search objective: random over 2 hyperparameters, 6 trials planned, 2 at once (1 thread each)" \
+      "finished rung 0: validation.loss" "search file: " "show it: engine report" -- \
+      search "$FIX/search_random.lua" --out "$WORK/random" --seed 3
+    file=$(ls "$WORK"/random/search/objective/*.h5)
+    h5dump -a /status "$file" | grep -q '"completed"' || fail "the random search did not complete"
+    [ "$(h5dump -n "$file" | grep -c 'group      /trials/[0-9]*$')" = 6 ] || fail "not 6 trials in $file"
+    objective_ok "$file"
+    csv=$("$ENGINE" report "$file" --format csv)
+    best=$(printf '%s\n' "$csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["validation.loss"] }' | sort -g | head -1)
+    first=$(printf '%s\n' "$csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } NR == 2 { print $c["validation.loss"] }')
+    [ "$best" = "$first" ] || fail "the leaderboard does not start with the best trial: $csv"
+    # the same seed draws the same trials
+    search "$FIX/search_random.lua" --out "$WORK/random2" --seed 3 >/dev/null 2>&1 || fail "second random search"
+    a=$(h5dump -a /trials/4/hparams/x "$file" | grep '(0)')
+    b=$(h5dump -a /trials/4/hparams/x "$(ls "$WORK"/random2/search/objective/*.h5)" | grep '(0)')
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "the same seed drew other trials: $a / $b"
+    # grid: 4 x values times 3 depths
+    expect 0 "grid over 2 hyperparameters, 12 trials planned" -- search "$FIX/search_grid.lua" --out "$WORK/grid"
+    grid=$(ls "$WORK"/grid/search/objective/*.h5)
+    [ "$("$ENGINE" report "$grid" --format csv | grep -c ',completed,')" = 12 ] || fail "not 12 completed grid trials"
+    objective_ok "$grid"
+    # asha: weak trials stop at a low rung, the best go on to 4 epochs
+    expect 0 "asha over 2 hyperparameters, 8 trials planned" "promoted to rung 1" -- \
+      search "$FIX/search_asha.lua" --out "$WORK/asha" --seed 1
+    asha=$(ls "$WORK"/asha/search/objective/*.h5)
+    out=$("$ENGINE" report "$asha" --format csv)
+    stopped=$(printf '%s\n' "$out" | grep -c ',stopped,'); done=$(printf '%s\n' "$out" | grep -c ',completed,')
+    [ "$stopped" -ge 4 ] && [ "$done" -ge 1 ] || fail "asha stopped $stopped and completed $done trials: $out"
+    expect 0 "stopped early at rung 0" -- "$ENGINE" report "$asha"
+    objective_ok "$asha"
+    # a trial that fails is restarted once, then recorded with its reason; the search goes on
+    expect 0 "synthetic failure" "restart 1 of 1" -- search "$FIX/search_random.lua" --out "$WORK/failing" \
+      --seed 3 --set fail_above=0
+    failing=$(ls "$WORK"/failing/search/objective/*.h5)
+    out=$("$ENGINE" report "$failing" --format csv)
+    printf '%s\n' "$out" | grep ',failed,' | grep -q 'synthetic failure' || fail "no failed trial with its reason: $out"
+    printf '%s\n' "$out" | grep -q ',completed,' || fail "the search did not go on past the failures: $out"
+    # killed with SIGKILL after two trials finished: --resume runs the rest, not those two again
+    "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
+      --out "$WORK/killed" >killed.txt 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+      [ "$(grep -c 'finished rung' killed.txt)" -ge 2 ] && break
+      sleep 0.05
+    done
+    kill -9 $pid; wait $pid 2>/dev/null
+    killed=$(ls "$WORK"/killed/search/objective/*.h5)
+    finished=$(grep 'finished rung 0' killed.txt | sed 's/^trial \([0-9]*\) .*/\1/')
+    [ -n "$finished" ] || fail "no trial finished before the kill: $(cat killed.txt)"
+    out=$("$ENGINE" search --resume "$killed" --threads 2 2>&1) || fail "--resume failed: $out"
+    printf '%s\n' "$out" | grep -qF "continuing $killed" || fail "--resume did not continue $killed: $out"
+    for t in $finished; do
+      ! printf '%s\n' "$out" | grep -q "^trial $t started" || fail "trial $t ran again after the resume: $out"
+    done
+    h5dump -a /status "$killed" | grep -q '"completed"' || fail "the resumed search did not complete"
+    [ "$(h5dump -n "$killed" | grep -c 'group      /trials/[0-9]*$')" = 8 ] || fail "not 8 trials after the resume"
+    h5dump -a /resumes "$killed" | grep -q '(0): 1' || fail "the resume is not recorded"
+    # shards of a job array: Slurm's variables, then a Kubernetes indexed Job's; one leaderboard
+    SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=2 SLURM_ARRAY_TASK_COUNT=2 \
+      expect 0 "shard 1 of 2 (from SLURM_ARRAY_TASK_ID)" -- search "$FIX/search_random.lua" --out "$WORK/shards" --seed 3
+    JOB_COMPLETION_INDEX=0 expect 0 "shard 0 of 2 (from JOB_COMPLETION_INDEX)" -- \
+      search "$FIX/search_random.lua" --out "$WORK/shards" --seed 3 --shards 2
+    expect 0 "6 trials (6 completed) in 2 files" -- "$ENGINE" report "$WORK/shards"
+    merged=$("$ENGINE" report "$WORK/shards" --format csv | awk -F, 'NR > 1 { print $3 }' | sort -n | tr '\n' ' ')
+    [ "$merged" = "0 1 2 3 4 5 " ] || fail "the shards ran trials $merged, not 0 to 5 once each"
+    JOB_COMPLETION_INDEX=0 expect 2 "give the Job's completions with --shards N" -- \
+      "$ENGINE" search "$FIX/search_random.lua"
+    # bad input
+    expect 2 "hyperparameter 'depth' is a search space (search.int(1, 3)): engine search runs this script" -- \
+      "$ENGINE" train "$FIX/search_random.lua" --set root="$WORK/tiny"
+    expect 2 "has no \`searcher\` table" -- "$ENGINE" search "$FIX/tiny_train.lua"
+    expect 2 "--shard splits grid and random searches; asha needs every trial's result" -- \
+      "$ENGINE" search "$FIX/search_asha.lua" --shard 0/2
+    ;;
   crash_kill)
     # runs and sweeps killed with SIGKILL at random moments leave files that h5dump reads
     # whole, with every series of a split as long as the others, and that engine report reads;
@@ -669,7 +753,7 @@ LUA
     killed=$(ls "$WORK"/killed/resume/*.h5)
     expect 0 "running" -- "$ENGINE" report "$killed"
     kill -9 $pid; wait $pid 2>/dev/null
-    expect 0 "crashed or killed" "train  loss" -- "$ENGINE" report "$killed"
+    expect 0 "crashed or killed" "ckpt-2.h5" -- "$ENGINE" report "$killed"
     # benchmark files: the points, and a pivot
     for b in 8 16; do
       "$ENGINE" bench --model mlp --batch_size $b --num_batches 2 --num_warmup_batches 1 --threads 1 \

@@ -33,6 +33,7 @@ const Library kLibraries[] = {
     {"optim", open_optim, {nullptr}},
     {"data", open_data, {nullptr}},
     {"engine", open_engine, {nullptr}},
+    {"search", open_search, {nullptr}},
 };
 
 // package.preload's loader for kLibraries[upvalue 1].

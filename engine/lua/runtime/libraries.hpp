@@ -14,6 +14,7 @@ int open_nn_core(lua_State* L);  // require 'nn.core' (nn/library.cpp), extended
 int open_optim(lua_State* L);    // require 'optim'   (optim/library.cpp)
 int open_data(lua_State* L);     // require 'data'    (data/library.cpp)
 int open_engine(lua_State* L);   // require 'engine'  (runtime/engine_library.cpp)
+int open_search(lua_State* L);   // require 'search'  (search/library.cpp)
 
 // Parts: each adds to the library table at index `library`.
 void add_serialization(lua_State* L, int library);  // torch.save, torch.load (torch/serialize.cpp)

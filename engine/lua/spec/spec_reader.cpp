@@ -9,6 +9,7 @@
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/search/space_value.hpp"
 #include "engine/lua/spec/train_hooks.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
 #include "engine/train/metrics.hpp"
@@ -159,6 +160,15 @@ int TrainScript::hparam_type(const std::string& key, const std::string& who) con
     throw core::UsageError(
         who + ": unknown hyperparameter '" + key + "' (" + path_ + " declares: " +
         (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
+  }
+  if (const auto* space = test_space(L, -1)) {  // a value for a searched hyperparameter
+    if (space->kind != search::Space::Kind::kConst && space->kind != search::Space::Kind::kChoice) {
+      return LUA_TNUMBER;
+    }
+    const auto& first = space->values.front();
+    return std::holds_alternative<double>(first) ? LUA_TNUMBER
+           : std::holds_alternative<bool>(first) ? LUA_TBOOLEAN
+                                                 : LUA_TSTRING;
   }
   if (type != LUA_TNUMBER && type != LUA_TBOOLEAN && type != LUA_TSTRING) {
     throw core::UsageError(who + ": '" + key + "' is a " + lua_typename(L, type) +
@@ -354,6 +364,13 @@ train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   spec.name = name();
   spec.seed = seed;
   spec.device = device;
+  const auto searched = search_space().spaces;
+  if (!searched.empty()) {
+    const auto& [key, space] = *searched.begin();
+    throw core::UsageError(path_ + ": hyperparameter '" + key + "' is a search space (" +
+                           space.describe() + "): engine search runs this script, or give it a " +
+                           "value with --set " + key + "=...");
+  }
   spec.hparams = hparams();
   hooks_ = std::make_unique<LuaHooks>(runtime_, path_);
   // math.random follows the run's seed, and checkpoints keep its state

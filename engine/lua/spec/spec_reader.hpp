@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "engine/io/hparam.hpp"
+#include "engine/search/searcher.hpp"
+#include "engine/search/space.hpp"
 #include "engine/train/spec.hpp"
 
 namespace engine::lua {
@@ -33,6 +35,13 @@ class TrainScript {
   // type. origin names where they come from in every error ("--resume runs/a.h5").
   void set_hparams(const std::map<std::string, io::HParam>& values, const std::string& origin);
   std::map<std::string, io::HParam> hparams() const;
+  // The hyperparameters split into search spaces (require 'search') and constants
+  // (search_reader.cpp). build() refuses a script that still has spaces: --set gives them values.
+  search::SearchSpace search_space() const;
+  // The script's `searcher` table (Determined's fields; max_length as a number with `unit`, or
+  // as {epochs = n} or {steps = n}); nullopt when the script has none. ScriptError for a bad one.
+  std::optional<search::SearcherConfig> searcher() const;
+  const std::string& path() const { return path_; }
   // Builds the run; the model is moved to `device` before the optimizer sees its parameters.
   train::TrainSpec build(torch::Device device, uint64_t seed);
 
