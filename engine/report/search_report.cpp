@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "engine/report/cells.hpp"
@@ -100,20 +101,35 @@ std::vector<Chart> search_charts(const std::vector<io::SearchContents>& searches
   if (searches.empty()) return charts;
   const std::string metric = attribute(searches.front(), "searcher.metric");
   for (const auto& name : searched_names(searches)) {
-    Line line{metric, {}, {}, true};
+    // a colour per rung: an early rung's metric is measured after less training
+    std::map<size_t, Line> by_rung;
+    bool numeric = true;
     for (const auto& r : ranked(searches)) {
       const auto it = r.trial->hparams.find(name);
       if (it == r.trial->hparams.end() || std::isnan(r.metric)) continue;
       const auto* v = std::get_if<double>(&it->second);
-      if (!v) break;  // a choice of words: no axis for it
+      if (!v) {
+        numeric = false;  // a choice of words: no axis for it
+        break;
+      }
+      const size_t rung = r.trial->rung_metrics.size() - 1;
+      Line& line = by_rung[rung];
+      line.label = searches.front().attributes.count("searcher.max_rungs") &&
+                           attribute(searches.front(), "searcher.name") == "asha"
+                       ? "rung " + std::to_string(rung)
+                       : metric;
+      line.dots = true;
       line.x.push_back(*v);
       line.y.push_back(r.metric);
     }
-    if (line.x.empty()) continue;
-    const double lo = *std::min_element(line.x.begin(), line.x.end());
-    const double hi = *std::max_element(line.x.begin(), line.x.end());
+    if (!numeric || by_rung.empty()) continue;
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& [_, line] : by_rung) {
+      lo = std::min(lo, *std::min_element(line.x.begin(), line.x.end()));
+      hi = std::max(hi, *std::max_element(line.x.begin(), line.x.end()));
+    }
     Chart chart{metric + " against " + name, name, metric, {}, lo > 0 && hi >= 4 * lo, false};
-    chart.lines.push_back(std::move(line));
+    for (auto& [_, line] : by_rung) chart.lines.push_back(std::move(line));
     charts.push_back(std::move(chart));
   }
   return charts;

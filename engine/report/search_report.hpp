@@ -17,7 +17,8 @@ namespace engine::report {
 Table leaderboard(const std::vector<io::SearchContents>& searches);
 
 // A chart per numeric searched hyperparameter: the metric of every finished trial against
-// its value (dots; a base-2 axis when the values span a factor of 4 or more and are > 0).
+// its value (dots, a colour per ASHA rung; a base-2 axis when the values span a factor of 4 or
+// more and are > 0).
 std::vector<Chart> search_charts(const std::vector<io::SearchContents>& searches);
 
 }  // namespace engine::report

@@ -398,9 +398,13 @@ void Trainer::train_epoch() {
   const int64_t samples_before = state_.epoch_samples;
   const int64_t skipped_before = state_.epoch_skipped;
   data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position);
+  bool exhausted = false;
   while (!stop_ && state_.step < total_steps_) {
     auto batch = reader.next();
-    if (!batch) break;
+    if (!batch) {
+      exhausted = true;
+      break;
+    }
     state_.epoch_position = batch->position;
     state_.epoch_skipped = skipped_before + reader.skipped();
     const int64_t steps_before = state_.step;
@@ -408,6 +412,12 @@ void Trainer::train_epoch() {
     if (state_.step != steps_before) after_step();
   }
   state_.epoch_skipped = skipped_before + reader.skipped();
+  const bool epoch_complete = exhausted || state_.epoch_batches >= batches_per_epoch_;
+  if (!epoch_complete && !stop_ && state_.step >= total_steps_) {
+    finish_inside_epoch(reader.wait_seconds(), epoch_clock.seconds(),
+                        state_.epoch_samples - samples_before);
+    return;
+  }
   if (micro_ > 0) {
     if (!stop_ && state_.step < total_steps_) {
       optimizer_step();  // the epoch's last, shorter accumulation group
@@ -420,9 +430,48 @@ void Trainer::train_epoch() {
   end_epoch(reader.wait_seconds(), epoch_clock.seconds(), state_.epoch_samples - samples_before);
 }
 
+// The loader's bookkeeping of the epoch so far (/metrics/data): throughput, time waiting for
+// data, records left out, peak memory, batches skipped for NaN or overflow.
+MetricRow Trainer::emit_data_row(double loader_wait, double seconds, int64_t samples_here) {
+  const auto& o = spec_.options;
+  double samples_per_second = seconds > 0 ? samples_here / seconds : 0;
+  int64_t skipped = state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
+  if (parallel_) {  // the world's throughput, and every rank's left-out records
+    const auto totals =
+        parallel_->sum({samples_per_second, static_cast<double>(state_.epoch_skipped)});
+    samples_per_second = totals[0];
+    skipped = static_cast<int64_t>(totals[1]) + spec_.train_data->source().skipped_at_load();
+  }
+  MetricRow data_row{"data",
+                     state_.step,
+                     fractional_epoch(),
+                     elapsed(),
+                     {{"skipped_records", static_cast<double>(skipped)},
+                      {"loader_wait_fraction", seconds > 0 ? loader_wait / seconds : 0},
+                      {"samples_per_second", samples_per_second},
+                      {"peak_resident_bytes", static_cast<double>(core::peak_resident_bytes())}}};
+  if (state_.epoch_nan_skipped > 0 || o.on_nan == NanPolicy::kSkip) {
+    data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
+  }
+  if (use_scaler_) {
+    data_row.values["overflow_skipped_steps"] = static_cast<double>(state_.epoch_overflow_skipped);
+  }
+  emit(data_row);
+  return data_row;
+}
+
+// The run's length ends inside an epoch: the epoch stays open (a longer run resumed from the
+// final checkpoint goes on with it, as after an interrupt, instead of starting the next one),
+// the last window is logged and the model validated at the last step unless it just was.
+void Trainer::finish_inside_epoch(double loader_wait, double seconds, int64_t samples_here) {
+  log_train_window();
+  const auto& o = spec_.options;
+  if (o.validate_every_steps == 0 || state_.step % o.validate_every_steps != 0) run_validation();
+  emit_data_row(loader_wait, seconds, samples_here);
+}
+
 void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here) {
   const auto& o = spec_.options;
-  const double epoch_end = fractional_epoch();
   log_train_window();
   EpochSummary summary;
   summary.epoch = state_.epoch + 1;
@@ -442,31 +491,10 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   if (o.validate_every_steps == 0) run_validation();
   if (!spec_.validation_data) watch_metrics();  // train.* metrics, once per epoch
   summary.seconds = epoch_seconds;
-  summary.samples_per_second = epoch_seconds > 0 ? epoch_samples_here / epoch_seconds : 0;
-  summary.loader_wait_fraction = epoch_seconds > 0 ? loader_wait / epoch_seconds : 0;
-  summary.skipped_records = state_.epoch_skipped + spec_.train_data->source().skipped_at_load();
-  if (parallel_) {  // the world's throughput, and every rank's left-out records
-    const auto totals =
-        parallel_->sum({summary.samples_per_second, static_cast<double>(state_.epoch_skipped)});
-    summary.samples_per_second = totals[0];
-    summary.skipped_records =
-        static_cast<int64_t>(totals[1]) + spec_.train_data->source().skipped_at_load();
-  }
-  MetricRow data_row{"data",
-                     state_.step,
-                     epoch_end,
-                     elapsed(),
-                     {{"skipped_records", static_cast<double>(summary.skipped_records)},
-                      {"loader_wait_fraction", summary.loader_wait_fraction},
-                      {"samples_per_second", summary.samples_per_second},
-                      {"peak_resident_bytes", static_cast<double>(core::peak_resident_bytes())}}};
-  if (state_.epoch_nan_skipped > 0 || o.on_nan == NanPolicy::kSkip) {
-    data_row.values["nan_skipped_batches"] = static_cast<double>(state_.epoch_nan_skipped);
-  }
-  if (use_scaler_) {
-    data_row.values["overflow_skipped_steps"] = static_cast<double>(state_.epoch_overflow_skipped);
-  }
-  emit(data_row);
+  const MetricRow data_row = emit_data_row(loader_wait, epoch_seconds, epoch_samples_here);
+  summary.samples_per_second = data_row.values.at("samples_per_second");
+  summary.loader_wait_fraction = data_row.values.at("loader_wait_fraction");
+  summary.skipped_records = static_cast<int64_t>(data_row.values.at("skipped_records"));
   summary.validation = state_.last_validation;
   summary.nan_skipped = state_.epoch_nan_skipped;
   summary.overflow_skipped = state_.epoch_overflow_skipped;

@@ -81,6 +81,8 @@ class Trainer : public StepContext {
   void optimizer_step();
   BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();
+  void finish_inside_epoch(double loader_wait, double seconds, int64_t samples_here);
+  MetricRow emit_data_row(double loader_wait, double seconds, int64_t samples_here);
   void end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here);
   void run_validation();
   // After each validation (each epoch without validation data): ReduceLROnPlateau, keep_best

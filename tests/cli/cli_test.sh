@@ -151,7 +151,7 @@ case "$CASE" in
     ;;
   fashion_mnist_smoke)
     [ -d /usr/share/datasets/fashion-mnist ] || fail "Debian's dataset-fashion-mnist is not installed"
-    expect 0 "epoch 1 done" "validation accuracy" "run file:" -- \
+    expect 0 "finished 40 steps" "last valid." "run file:" -- \
       "$ENGINE" train "$REPO/scripts/fashion_mnist.lua" --set max_steps=40 --out "$WORK/runs"
     ;;
   resume_kill)
@@ -583,6 +583,22 @@ LUA
     # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (depth - 2)^2 / 10
     tiny
     search() { "$ENGINE" search "$@" --set root="$WORK/tiny" --threads 2; }
+    # what a promotion does: a run trained 10 steps (inside its first epoch), then resumed with
+    # --steps 20, ends with the weights of a run trained 20 steps at once, and logs the same
+    # losses from its first full window on (its window at step 10 is the rung's own)
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --steps 20 --out "$WORK/straight" -q \
+      --threads 2 >/dev/null 2>&1 || fail "the 20-step run failed"
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --steps 10 --out "$WORK/rungs" -q \
+      --threads 2 >/dev/null 2>&1 || fail "the 10-step run failed"
+    rung=$(ls "$WORK"/rungs/tiny/*.h5)
+    expect 0 "resuming 'tiny' from" "at step 10 (epoch 1)" "reached 20 steps" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --resume "$rung" --steps 20 --threads 2
+    a=$(h5dump -d /metrics/train/loss "$(ls "$WORK"/straight/tiny/*.h5)" | grep '(0)' | awk -F', ' '{ print $(NF-2), $(NF-1), $NF }')
+    b=$(h5dump -d /metrics/train/loss "$rung" | grep '(0)' | awk -F', ' '{ print $(NF-2), $(NF-1), $NF }')
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "10 + 10 steps logged other losses than 20 steps: $a / $b"
+    a=$(h5dump -d /model/0.weight "$(ls "$WORK"/straight/tiny/*/ckpt-20.h5)" | grep -v '^HDF5 ')
+    b=$(h5dump -d /model/0.weight "$(ls "$WORK"/rungs/tiny/*/ckpt-20.h5)" | grep -v '^HDF5 ')
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "10 + 10 steps left other weights than 20 steps"
     objective_ok() {  # every finished trial's metric is the objective of its hyperparameters
       "$ENGINE" report "$1" --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["validation.loss"] != "" { want = ($c["x"] - 0.5) ^ 2 + ($c["depth"] - 2) ^ 2 / 10;
@@ -656,6 +672,21 @@ LUA
     [ "$merged" = "0 1 2 3 4 5 " ] || fail "the shards ran trials $merged, not 0 to 5 once each"
     JOB_COMPLETION_INDEX=0 expect 2 "give the Job's completions with --shards N" -- \
       "$ENGINE" search "$FIX/search_random.lua"
+    # Ctrl-C: the trials checkpoint, the search exits 130 as interrupted, --resume finishes it
+    "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
+      --out "$WORK/ctrlc" >ctrlc.txt 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+      grep -q 'finished rung' ctrlc.txt && break
+      sleep 0.05
+    done
+    kill -INT $pid; wait $pid; rc=$?
+    [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat ctrlc.txt)"
+    interrupted=$(ls "$WORK"/ctrlc/search/objective/*.h5)
+    h5dump -a /status "$interrupted" | grep -q '"interrupted"' || fail "status is not interrupted"
+    grep -qF "engine search --resume $interrupted" ctrlc.txt || fail "no resume hint: $(cat ctrlc.txt)"
+    expect 0 "8 trials" -- "$ENGINE" search --resume "$interrupted" --threads 2
+    h5dump -a /status "$interrupted" | grep -q '"completed"' || fail "the resumed search did not complete"
     # bad input
     expect 2 "hyperparameter 'depth' is a search space (search.int(1, 3)): engine search runs this script" -- \
       "$ENGINE" train "$FIX/search_random.lua" --set root="$WORK/tiny"
