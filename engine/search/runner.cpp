@@ -153,8 +153,13 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
       const auto best = searcher.best();
       progress("trial " + std::to_string(trial.id) + " finished rung " +
                std::to_string(r.job.rung) + ": " + config.metric + " " +
-               core::number_string(metric) +
-               (best ? " (best: trial " + std::to_string(*best) + ")" : ""));
+               core::number_string(metric) + " (" + std::to_string(searcher.trials().size()) +
+               " of " + std::to_string(searcher.planned_trials()) + " trials started, " +
+               std::to_string(searcher.running()) + " training" +
+               (best ? "; best: trial " + std::to_string(*best) + ", " +
+                           core::number_string(search::metric_of(searcher.trial(*best)))
+                     : "") +
+               ")");
     } else if (code == 130 || code == 143 || outcome.interrupted) {
       // stopped by Ctrl-C with the search: it stays "running", --resume continues it
     } else if (trial.restarts < config.max_restarts) {

@@ -580,7 +580,7 @@ LUA
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
     ;;
   search)
-    # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (depth - 2)^2 / 10
+    # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (net.depth - 2)^2 / 10
     tiny
     search() { "$ENGINE" search "$@" --set root="$WORK/tiny" --threads 2; }
     # what a promotion does: a run trained 10 steps (inside its first epoch), then resumed with
@@ -601,7 +601,7 @@ LUA
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "10 + 10 steps left other weights than 20 steps"
     objective_ok() {  # every finished trial's metric is the objective of its hyperparameters
       "$ENGINE" report "$1" --format csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $c["validation.loss"] != "" { want = ($c["x"] - 0.5) ^ 2 + ($c["depth"] - 2) ^ 2 / 10;
+        $c["validation.loss"] != "" { want = ($c["x"] - 0.5) ^ 2 + ($c["net.depth"] - 2) ^ 2 / 10;
           d = $c["validation.loss"] - want; if (d > 1e-6 || d < -1e-6) { print "trial " $c["trial"] ": " $c["validation.loss"] " != " want; bad = 1 } }
         END { exit bad }' || fail "metrics are not the objective in $1"
     }
@@ -688,8 +688,12 @@ LUA
     expect 0 "8 trials" -- "$ENGINE" search --resume "$interrupted" --threads 2
     h5dump -a /status "$interrupted" | grep -q '"completed"' || fail "the resumed search did not complete"
     # bad input
-    expect 2 "hyperparameter 'depth' is a search space (search.int(1, 3)): engine search runs this script" -- \
+    expect 2 "hyperparameter 'net.depth' is a search space (search.int(1, 3)): engine search runs this script" -- \
       "$ENGINE" train "$FIX/search_random.lua" --set root="$WORK/tiny"
+    expect 0 "finished 4 steps" -- "$ENGINE" train "$FIX/search_random.lua" --set root="$WORK/tiny" \
+      --set net.depth=2 --set x=0.5 --out "$WORK/dotted"
+    expect 2 "unknown hyperparameter 'net.width'" "declares: fail_above, net.depth, root, x" -- \
+      "$ENGINE" train "$FIX/search_random.lua" --set net.width=2
     expect 2 "has no \`searcher\` table" -- "$ENGINE" search "$FIX/tiny_train.lua"
     expect 2 "--shard splits grid and random searches; asha needs every trial's result" -- \
       "$ENGINE" search "$FIX/search_asha.lua" --shard 0/2

@@ -9,18 +9,11 @@ namespace engine::lua {
 
 search::SearchSpace TrainScript::search_space() const {
   lua_State* L = runtime_.state();
-  StackGuard guard(L);
   search::SearchSpace out;
   out.constants = hparams();
-  push_hparams();
-  const int table = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, table) != 0) {
-    if (lua_type(L, -2) == LUA_TSTRING) {
-      if (const auto* space = test_space(L, -1)) out.spaces[lua_tostring(L, -2)] = *space;
-    }
-    lua_pop(L, 1);
-  }
+  for_each_hparam([&](const std::string& name) {
+    if (const auto* space = test_space(L, -1)) out.spaces[name] = *space;
+  });
   return out;
 }
 

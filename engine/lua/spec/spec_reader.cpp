@@ -1,5 +1,6 @@
 #include "engine/lua/spec/spec_reader.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -116,33 +117,66 @@ std::optional<uint64_t> TrainScript::seed() const {
   return static_cast<uint64_t>(lua_tonumber(L, -1));
 }
 
-std::map<std::string, io::HParam> TrainScript::hparams() const {
+void TrainScript::for_each_hparam(const std::function<void(const std::string& name)>& visit) const {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
   push_hparams();
-  const int table = lua_gettop(L);
-  std::map<std::string, io::HParam> out;
-  lua_pushnil(L);
-  while (lua_next(L, table) != 0) {
-    if (lua_type(L, -2) == LUA_TSTRING) {
-      const std::string key = lua_tostring(L, -2);
-      switch (lua_type(L, -1)) {
-        case LUA_TNUMBER:
-          out[key] = lua_tonumber(L, -1);
-          break;
-        case LUA_TBOOLEAN:
-          out[key] = static_cast<bool>(lua_toboolean(L, -1));
-          break;
-        case LUA_TSTRING:
-          out[key] = std::string(lua_tostring(L, -1));
-          break;
-        default:
-          break;  // tables, functions: not recorded as hyperparameters
+  // depth first through nested tables of string keys: {optimizer = {lr = 0.1}} is optimizer.lr
+  std::function<void(int, const std::string&)> walk = [&](int table, const std::string& prefix) {
+    lua_pushnil(L);
+    while (lua_next(L, table) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        const std::string name = prefix + lua_tostring(L, -2);
+        if (lua_type(L, -1) == LUA_TTABLE) {
+          if (std::count(name.begin(), name.end(), '.') < 8) walk(lua_gettop(L), name + ".");
+        } else {
+          visit(name);
+        }
       }
+      lua_pop(L, 1);
     }
-    lua_pop(L, 1);
-  }
+  };
+  walk(lua_gettop(L), "");
+}
+
+std::map<std::string, io::HParam> TrainScript::hparams() const {
+  lua_State* L = runtime_.state();
+  std::map<std::string, io::HParam> out;
+  for_each_hparam([&](const std::string& name) {
+    switch (lua_type(L, -1)) {
+      case LUA_TNUMBER:
+        out[name] = lua_tonumber(L, -1);
+        break;
+      case LUA_TBOOLEAN:
+        out[name] = static_cast<bool>(lua_toboolean(L, -1));
+        break;
+      case LUA_TSTRING:
+        out[name] = std::string(lua_tostring(L, -1));
+        break;
+      default:
+        break;  // functions, search spaces: not recorded as hyperparameters
+    }
+  });
   return out;
+}
+
+// Pushes the table that holds a (dotted) hyperparameter, hparams.optimizer for optimizer.lr,
+// and returns the name's last part; pushes nil when a part on the way is not a table.
+std::string TrainScript::push_holder(const std::string& key) const {
+  lua_State* L = runtime_.state();
+  push_hparams();
+  size_t start = 0;
+  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
+    if (!lua_istable(L, -1)) break;
+    raw_get(L, -1, key.substr(start, dot - start).c_str());
+    lua_remove(L, -2);
+    start = dot + 1;
+  }
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  return key.substr(start);
 }
 
 // The script's type of a hyperparameter, as a value of that type's kind: what an assignment
@@ -151,12 +185,17 @@ std::map<std::string, io::HParam> TrainScript::hparams() const {
 int TrainScript::hparam_type(const std::string& key, const std::string& who) const {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
-  push_hparams();
-  raw_get(L, lua_gettop(L), key.c_str());
+  const std::string last = push_holder(key);
+  if (lua_istable(L, -1)) {
+    raw_get(L, lua_gettop(L), last.c_str());
+  } else {
+    lua_pushnil(L);
+  }
   const int type = lua_type(L, -1);
   if (type == LUA_TNIL) {
     std::vector<std::string> known;
-    for (const auto& [k, v] : hparams()) known.push_back(k);
+    for_each_hparam([&known](const std::string& name) { known.push_back(name); });
+    std::sort(known.begin(), known.end());
     throw core::UsageError(
         who + ": unknown hyperparameter '" + key + "' (" + path_ + " declares: " +
         (known.empty() ? "none; the script has no hparams" : core::join(known)) + ")");
@@ -180,8 +219,8 @@ int TrainScript::hparam_type(const std::string& key, const std::string& who) con
 void TrainScript::assign_hparam(const std::string& key, const io::HParam& value) {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
-  push_hparams();
-  lua_pushstring(L, key.c_str());
+  const std::string last = push_holder(key);  // hparam_type found it: a table
+  lua_pushstring(L, last.c_str());
   if (const auto* number = std::get_if<double>(&value)) {
     lua_pushnumber(L, *number);
   } else if (const auto* flag = std::get_if<bool>(&value)) {

@@ -3,6 +3,7 @@
 // scheduler and trainer functions in that order.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,7 @@ class TrainScript {
   std::string name() const;  // the script's `name`, or its file name without .lua
   std::optional<uint64_t> seed() const;
   // "key=value" pairs (--set); the key must exist in hparams and the value must fit its type.
+  // A key with dots names an entry of nested tables (--set optimizer.lr=0.1).
   void apply_overrides(const std::vector<std::string>& assignments);
   // Typed values (a checkpoint's hyperparameters); each must exist in hparams with the same
   // type. origin names where they come from in every error ("--resume runs/a.h5").
@@ -48,6 +50,10 @@ class TrainScript {
  private:
   void push_field(const char* key) const;  // pushes spec[key]
   void push_hparams() const;
+  // Calls visit(name) for every hyperparameter, with its value on top of the stack; nested
+  // tables' entries are named with dots (optimizer.lr).
+  void for_each_hparam(const std::function<void(const std::string& name)>& visit) const;
+  std::string push_holder(const std::string& key) const;
   int hparam_type(const std::string& key, const std::string& who) const;  // a LUA_T* number
   void assign_hparam(const std::string& key, const io::HParam& value);
   // Pushes spec[key](args...) or spec[key] itself when it is not a function; the nargs
