@@ -1,6 +1,7 @@
 // engine search SCRIPT.lua: a hyperparameter search over the script's search spaces with its
 // `searcher` (Determined's semantics), each trial an `engine train` child process; one search
 // file (docs/search.md).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -272,6 +273,15 @@ int search_command(const std::vector<std::string>& args) {
   const std::string table = report::render(report::make_report(request), report::Format::kText);
   std::printf("\n%s", table.c_str());
   std::printf("search file: %s\nshow it: engine report %s\n", path.c_str(), path.c_str());
+  const auto& trials = searcher.trials();
+  const bool all_failed =
+      !trials.empty() &&
+      std::all_of(trials.begin(), trials.end(), [](const auto& t) { return t.status == "failed"; });
+  if (all_failed && !outcome.interrupted) {
+    throw core::TrainingError("every trial of the search failed (" + std::to_string(trials.size()) +
+                              "); trial " + std::to_string(trials.front().id) + ": " +
+                              trials.front().reason);
+  }
   if (outcome.interrupted) {
     throw core::Interrupted(
         "the search was interrupted; continue it with: engine search --resume " + path,

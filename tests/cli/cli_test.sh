@@ -642,6 +642,8 @@ LUA
     out=$("$ENGINE" report "$failing" --format csv)
     printf '%s\n' "$out" | grep ',failed,' | grep -q 'synthetic failure' || fail "no failed trial with its reason: $out"
     printf '%s\n' "$out" | grep -q ',completed,' || fail "the search did not go on past the failures: $out"
+    expect 6 "every trial of the search failed (6); trial 0: " "synthetic failure" -- \
+      search "$FIX/search_random.lua" --out "$WORK/all_failing" --seed 3 --set fail_above=-5
     # killed with SIGKILL after two trials finished: --resume runs the rest, not those two again
     "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
       --out "$WORK/killed" >killed.txt 2>&1 &
