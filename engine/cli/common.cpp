@@ -123,6 +123,24 @@ run::RunRequest checkpoint_request(const std::string& command, const cxxopts::Pa
   return request;
 }
 
+// cxxopts says "Argument ‘many’ failed to parse" without the flag: name the flag that took it.
+static std::string parse_error_text(const std::string& what, const std::vector<std::string>& args) {
+  const std::string open = "Argument \u2018", close = "\u2019 failed to parse";
+  const auto from = what.find(open), to = what.find(close);
+  if (from == std::string::npos || to == std::string::npos || to < from + open.size()) return what;
+  const std::string value = what.substr(from + open.size(), to - from - open.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto eq = args[i].find('=');
+    if (args[i].rfind("-", 0) == 0 && eq != std::string::npos && args[i].substr(eq + 1) == value) {
+      return args[i].substr(0, eq) + " " + value + ": not a valid value for this flag";
+    }
+    if (args[i] == value && i > 0 && args[i - 1].rfind("-", 0) == 0) {
+      return args[i - 1] + " " + value + ": not a valid value for this flag";
+    }
+  }
+  return what;
+}
+
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args) {
   std::vector<char*> argv;
   std::string program = options.program();
@@ -135,7 +153,8 @@ cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::str
   try {
     result.emplace(options.parse(argc, data));
   } catch (const std::exception& e) {
-    throw core::UsageError(std::string(e.what()) + " (see " + options.program() + " --help)");
+    throw core::UsageError(parse_error_text(e.what(), args) + " (see " + options.program() +
+                           " --help)");
   }
   // cxxopts keeps what matched no option aside; a stray word is a mistake, not a no-op
   if (!result->unmatched().empty()) {

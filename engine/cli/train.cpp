@@ -112,6 +112,11 @@ int train_command(const std::vector<std::string>& args) {
   }
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   auto& spec = context.spec();
+  if (!spec.train_data) {
+    throw core::ScriptError(context.request().script +
+                            ": data() returned no train split; engine train needs "
+                            "{train = ..., validation = ...} (validation is optional)");
+  }
   spdlog::info("model: {} parameters", nn::count_parameters(*spec.model.module));
   spdlog::info("train data: {}", spec.train_data->describe());
   if (spec.validation_data) spdlog::info("validation data: {}", spec.validation_data->describe());

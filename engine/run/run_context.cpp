@@ -76,7 +76,11 @@ std::string RunContext::checkpoint_origin() const {
 }
 
 void RunContext::rethrow_about_checkpoint(const std::exception& e) const {
-  const std::string message = e.what();
+  std::string message = e.what();
+  // "PATH: what" from the reader: the origin below names the path already
+  if (!checkpoint_.empty() && message.rfind(checkpoint_ + ": ", 0) == 0) {
+    message.erase(0, checkpoint_.size() + 2);
+  }
   const std::string origin = checkpoint_origin();
   const std::string named =
       message.rfind(request_.checkpoint_flag + " ", 0) == 0 ? message : origin + ": " + message;

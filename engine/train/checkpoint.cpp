@@ -435,6 +435,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
   const std::string& path = run_file_or_checkpoint;
   if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
+  h5::quiet_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(flag + " " + path + ": not an HDF5 file");
   // without HDF5's lock: every rank of a resumed group reads the run file that rank 0 then
   // opens for writing, and a reader's lock would make that open fail
   auto file = h5::open_file_while_written(path);

@@ -259,9 +259,9 @@ $b"
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input nowhere.csv
     # errors about a checkpoint name the flag it came from, not --set
     echo junk > bad.h5
-    expect 5 "--checkpoint bad.h5: HDF5: cannot open file bad.h5" -- "$ENGINE" eval \
+    expect 5 "--checkpoint bad.h5: not an HDF5 file" -- "$ENGINE" eval \
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint bad.h5
-    expect 5 "--resume bad.h5: HDF5: cannot open file bad.h5" -- "$ENGINE" train \
+    expect 5 "--resume bad.h5: not an HDF5 file" -- "$ENGINE" train \
       "$REPO/scripts/loans_wide_deep.lua" --resume bad.h5
     printf 'return {hparams = {lr = 1, epochs = "two"}}\n' > fewer.lua
     expect 2 "--checkpoint $run (checkpoint " "unknown hyperparameter 'batch_size' (fewer.lua declares: epochs, lr)" \

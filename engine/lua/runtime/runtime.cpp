@@ -1,5 +1,7 @@
 #include "engine/lua/runtime/runtime.hpp"
 
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -25,6 +27,12 @@ int traceback_handler(lua_State* L) {
     } else {
       message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
+  }
+  // a traceback needs stack, and after a stack overflow there is none left: the message (with
+  // its file and line) is all there is to say
+  if (std::strstr(message, "stack overflow")) {
+    lua_pushfstring(L, "%s (a function that calls itself without end?)", message);
+    return 1;
   }
   luaL_traceback(L, L, message, 1);
   return 1;
@@ -94,6 +102,11 @@ void Runtime::call(int nargs, int nresults) {
     std::string text = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(unknown Lua error)";
     lua_pop(L_, 1);
     if (status == LUA_ERRMEM) throw std::bad_alloc();
+    if (status == LUA_ERRERR) {
+      text =
+          "stack overflow: a Lua function called itself without end (there was no stack "
+          "left to say where)";
+    }
     throw script_error(text, raised_exit_code_);
   }
 }

@@ -396,7 +396,21 @@ void TrainScript::read_loss_scale(int t, train::LossScaling& scaling) const {
   lua_pop(L, 1);
 }
 
+// Errors of the option readers name the option, not the script: build() adds the script.
 train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
+  try {
+    return build_spec(device, seed);
+  } catch (const core::UsageError& e) {
+    if (std::string(e.what()).rfind(path_, 0) == 0) throw;
+    throw core::UsageError(path_ + ": " + e.what());
+  } catch (const core::ScriptError& e) {
+    const std::string what = e.what();
+    if (what.rfind(path_, 0) == 0 || what.find(".lua:") != std::string::npos) throw;
+    throw core::ScriptError(path_ + ": " + what, e.traceback(), e.exit_code());
+  }
+}
+
+train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
   train::TrainSpec spec;

@@ -48,6 +48,7 @@ class TrainScript {
   train::TrainSpec build(torch::Device device, uint64_t seed);
 
  private:
+  train::TrainSpec build_spec(torch::Device device, uint64_t seed);
   void push_field(const char* key) const;  // pushes spec[key]
   void push_hparams() const;
   // Calls visit(name) for every hyperparameter, with its value on top of the stack; nested

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The catalogue of bad input (docs/hardening.md): scripts, flags, data files, checkpoints, run,
+# benchmark and search files that are wrong in one way each. Every case must end with its exit
+# code and a message naming what is at fault, never with a crash, and leave no run file for a
+# run that never started. Usage: run.sh ENGINE [CASE_PREFIX]
+set -u
+ENGINE=$1
+ONLY=${2:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+S=$HERE/scripts
+FIX=$REPO/tests/cli/fixtures
+WORK=${ENGINE_TEST_TMP:-/tmp}/bad-input
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+
+passed=0
+failed=0
+# bad NAME EXIT_CODE FRAGMENT... -- COMMAND...
+bad() {
+  local name=$1 rc=$2; shift 2
+  local fragments=()
+  while [ "$1" != "--" ]; do fragments+=("$1"); shift; done
+  shift
+  if [ -n "$ONLY" ] && [ "${name#"$ONLY"}" = "$name" ]; then return; fi
+  local out got problem=""
+  out=$("$@" 2>&1); got=$?
+  [ "$got" = "$rc" ] || problem="exit code $got, expected $rc"
+  for f in "${fragments[@]}"; do
+    printf '%s' "$out" | grep -qF -- "$f" || problem="${problem:+$problem; }lacks '$f'"
+  done
+  case "$out" in
+    *"C++ exception"*|*"Segmentation"*|*"terminate called"*|*"Aborted"*|*"Sanitizer"*|*"runtime error:"*)
+      problem="${problem:+$problem; }crash-like output" ;;
+  esac
+  if [ -n "$problem" ]; then
+    failed=$((failed + 1))
+    printf 'FAIL %s: %s\n  %s\n%s\n' "$name" "$problem" "$*" "$(printf '%s' "$out" | tail -5)"
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+"$ENGINE" run "$FIX/make_tiny_mnist.lua" "$WORK/tiny" >/dev/null || { echo "cannot make the tiny dataset"; exit 1; }
+train() { "$ENGINE" train "$@" --set root="$WORK/tiny" --out "$WORK/runs" -q; }
+
+# --- training scripts: one thing wrong in each
+bad script.syntax 3 "syntax_error.lua:1: '}' expected near 'hparams'" -- train "$S/syntax_error.lua"
+bad script.returns_number 3 "returns_number.lua: a training script must return a table (got number)" -- train "$S/returns_number.lua"
+bad script.unknown_field 3 "unknown_field.lua: unknown field 'modle'" -- train "$S/unknown_field.lua"
+bad script.hparams_not_table 3 "'hparams' must be a table (got number)" -- train "$S/hparams_not_table.lua"
+bad script.no_model 3 "no_model.lua: 'model' must be a module or a function returning one (got nil)" -- train "$S/no_model.lua"
+bad script.model_returns_number 3 "'model' must be a module or a function returning one (got number)" -- train "$S/model_returns_number.lua"
+bad script.no_train_data 3 "no_train_data.lua: data() returned no train split" -- train "$S/no_train_data.lua"
+bad script.data_returns_string 3 "'data' must return a table {train = ..., validation = ...} (got string)" -- train "$S/data_returns_string.lua"
+bad script.no_loss 3 "no_loss.lua: the script defines no loss" -- train "$S/no_loss.lua"
+bad script.optimizer_returns_table 3 "'optimizer' must be a function(params, hp) returning an optimizer (got table)" -- train "$S/optimizer_returns_table.lua"
+bad script.epochs_zero 3 "epochs_zero.lua: trainer epochs and log_every must be >= 1" -- train "$S/epochs_zero.lua"
+bad script.trainer_unknown_key 3 "trainer_unknown_key.lua: trainer: unknown option 'log_evry'" -- train "$S/trainer_unknown_key.lua"
+bad script.trainer_wrong_type 3 "trainer_wrong_type.lua: trainer: option 'epochs' must be a number, got string" -- train "$S/trainer_wrong_type.lua"
+bad script.bad_precision 2 "bad_precision.lua: precision must be 'float32', 'bfloat16' or 'float16', got 'float8'" -- train "$S/bad_precision.lua"
+bad script.negative_seed 3 "negative_seed.lua: 'seed' must be a non-negative number" -- train "$S/negative_seed.lua"
+bad script.unknown_metric 2 "unknown_metric.lua: unknown metric 'acuracy'" -- train "$S/unknown_metric.lua"
+bad script.metric_errors 3 "metric_errors.lua:3: the metric broke" -- train "$S/metric_errors.lua"
+bad script.metric_returns_string 3 "metric 'word' must return a number (got string)" -- train "$S/metric_returns_string.lua"
+bad script.forward_not_tensor 3 "Odd:forward returned a number" -- train "$S/forward_not_tensor.lua"
+bad script.train_batch_no_loss 3 "train_batch must return a table with 'loss'" -- train "$S/train_batch_no_loss.lua"
+bad script.recursion 3 "recursion.lua: stack overflow" -- train "$S/recursion.lua"
+bad script.shape_mismatch 3 "Linear(in_features=100, out_features=10, bias=true) cannot take an input of shape [50, 784]" -- train "$S/shape_changes.lua"
+bad script.scheduler_bad_option 3 "optim.StepLR: unknown option 'step_sze'" -- train "$S/scheduler_bad_option.lua"
+bad script.validation_error 3 "validation_error.lua:3: validation broke" -- train "$S/validation_error.lua"
+bad script.missing 2 "script not found: $WORK/none.lua" -- "$ENGINE" train "$WORK/none.lua"
+bad script.folder 2 "not a file: $WORK" -- "$ENGINE" train "$WORK"
+
+# --- search spaces and searchers
+search() { "$ENGINE" search "$@" --set root="$WORK/tiny" --out "$WORK/runs"; }
+bad search.space_reversed 3 "space_reversed.lua:4: search.uniform: needs lo < hi" -- search "$S/space_reversed.lua"
+bad search.space_empty_choice 3 "space_empty_choice.lua:4: search.choice: needs at least one value" -- search "$S/space_empty_choice.lua"
+bad search.space_mixed_choice 3 "search.choice: every value must be of one type (value 2 differs from the first)" -- search "$S/space_mixed_choice.lua"
+bad search.space_log_zero 3 "space_log_zero.lua:4: search.log: lo and hi must be > 0" -- search "$S/space_log_zero.lua"
+bad search.no_searcher 2 "base.lua has no \`searcher\` table" -- search "$S/base.lua"
+bad search.bad_name 2 "searcher: name 'bayesian' is not one of single, grid, random, asha" -- search "$S/searcher_bad_name.lua"
+bad search.bad_length 3 "searcher_bad_length.lua: searcher.max_length: unknown option 'epoch' (accepted: epochs, steps)" -- search "$S/searcher_bad_length.lua"
+bad search.grid_without_count 2 "grid search: 'lr' = search.uniform(0.001, 1) needs a count" -- search "$S/grid_without_count.lua"
+bad search.wrong_metric 2 "searcher metric 'validation.acc' is not in the trial's run file" "validation.loss" -- search "$S/search_wrong_metric.lua"
+bad search.space_left_in_train 2 "hyperparameter 'lr' is a search space (search.log(0.001, 1))" -- train "$S/searcher_bad_name.lua"
+bad search.shard_range 2 "--shard 3/2: the shard must be from 0 to 1" -- search "$FIX/search_random.lua" --shard 3/2
+bad search.shard_text 2 "--shard half: expected INDEX/COUNT" -- search "$FIX/search_random.lua" --shard half
+bad search.resume_not_hdf5 5 "train-images-idx3-ubyte is not an HDF5 file" -- "$ENGINE" search --resume "$WORK/tiny/train-images-idx3-ubyte"
+
+# --- flags
+bad flags.set_unknown 2 "--set learning_rate=1: unknown hyperparameter 'learning_rate'" "declares: root" -- train "$S/base.lua" --set learning_rate=1
+bad flags.set_not_number 2 "--set x=abc: 'x' is a number in the script, got 'abc'" -- "$ENGINE" train "$FIX/search_random.lua" --set x=abc
+bad flags.set_no_equals 2 "--set lr: expected key=value" -- train "$S/base.lua" --set lr
+bad flags.unknown_flag 2 "Option ‘epoch’ does not exist" -- train "$S/base.lua" --epoch 3
+bad flags.epochs_zero 2 "--epochs must be >= 1" -- train "$S/base.lua" --epochs 0
+bad flags.steps_negative 2 "--steps must be >= 1" -- train "$S/base.lua" --steps -3
+bad flags.device 2 "cuda" -- train "$S/base.lua" --device cuda
+bad flags.device_name 2 "tpu" -- train "$S/base.lua" --device tpu
+bad flags.allocator 2 "--allocator" "caching" -- train "$S/base.lua" --allocator jemalloc
+bad flags.threads_text 2 "--threads many: not a valid value for this flag" -- train "$S/base.lua" --threads many
+bad flags.unknown_command 2 "unknown command 'trian'" -- "$ENGINE" trian "$S/base.lua"
+bad flags.no_script 2 "engine train needs a script" -- "$ENGINE" train
+
+# --- data files
+cp -r tiny truncated && head -c 5000 tiny/train-images-idx3-ubyte > truncated/train-images-idx3-ubyte
+bad data.idx_truncated 4 "truncated/train-images-idx3-ubyte: truncated IDX file" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/truncated" -q --out "$WORK/runs"
+cp -r tiny magic && printf 'PK' | dd of=magic/train-labels-idx1-ubyte bs=1 conv=notrunc 2>/dev/null
+bad data.idx_magic 4 "magic/train-labels-idx1-ubyte: not an IDX file (wrong magic number" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/magic" -q --out "$WORK/runs"
+cp -r tiny count && cp tiny/t10k-labels-idx1-ubyte count/train-labels-idx1-ubyte
+bad data.idx_count 4 "count/train-labels-idx1-ubyte: holds 50 labels" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/count" -q --out "$WORK/runs"
+cp -r tiny empty && : > empty/train-images-idx3-ubyte
+bad data.idx_empty 4 "empty/train-images-idx3-ubyte" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/empty" -q --out "$WORK/runs"
+mkdir -p missing
+bad data.folder_without_files 4 "missing" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/missing" -q --out "$WORK/runs"
+bad data.root_missing 4 "$WORK/nowhere" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/nowhere" -q --out "$WORK/runs"
+
+# --- checkpoints and run files
+train "$S/base.lua" >/dev/null 2>&1 || { echo "the base run failed"; exit 1; }
+run=$(ls "$WORK"/runs/base/*.h5 | head -1)
+ckpt=$(ls "$WORK"/runs/base/*/ckpt-*.h5 | head -1)
+bad ckpt.resume_missing 2 "--resume $WORK/none.h5: no such file" -- "$ENGINE" train "$S/base.lua" --resume "$WORK/none.h5"
+printf 'not hdf5' > notes.h5
+bad ckpt.resume_not_hdf5 5 "notes.h5" -- "$ENGINE" train "$S/base.lua" --resume "$WORK/notes.h5"
+head -c 3000 "$ckpt" > cut.h5
+bad ckpt.truncated 5 "cut.h5" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/cut.h5" --set root="$WORK/tiny"
+bad ckpt.other_model 4 "--checkpoint $ckpt: /model/3.bias is not a tensor of this script's model" -- "$ENGINE" eval "$FIX/resume_train.lua" --checkpoint "$ckpt" --set root="$WORK/tiny"
+bad ckpt.eval_without 2 "--checkpoint is required" -- "$ENGINE" eval "$S/base.lua"
+bad ckpt.eval_not_hdf5 5 "--checkpoint $WORK/notes.h5: not an HDF5 file" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/notes.h5"
+bad search.resume_run_file 5 "is not a search file" -- "$ENGINE" search --resume "$run"
+bad report.checkpoint 2 "is a checkpoint: engine report reads run files" -- "$ENGINE" report "$ckpt"
+bad report.not_hdf5 5 "notes.h5 is not an HDF5 file" -- "$ENGINE" report "$WORK/notes.h5"
+bad report.bad_format 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$run" --format xml
+bad report.bad_filter 2 "is not COLUMN OP VALUE" -- "$ENGINE" report "$run" "$run" --filter lr
+bad report.bad_plot 2 "the chart's file must end in .svg or .png" -- "$ENGINE" report "$run" --plot "$WORK/c.gif"
+
+# --- benchmarks
+bad bench.unknown_model 2 "resnet19" -- "$ENGINE" bench --model resnet19
+bad bench.batch_zero 2 "--batch_size" -- "$ENGINE" bench --model mlp --batch_size 0
+bad bench.sweep_syntax 3 "syntax_error.lua:1:" -- "$ENGINE" bench "$S/syntax_error.lua"
+
+echo "bad input: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,4 @@
+-- bad input: an unknown metric name
+local spec = require 'base'
+spec.metrics = {'acuracy'}
+return spec
