@@ -11,12 +11,12 @@
 namespace engine::lua {
 
 struct PipelineBox {
-  static constexpr const char* kTypeName = "Pipeline";
+  static constexpr char kTypeName[] = "Pipeline";  // one address in every file: the tag
   data::Pipeline pipeline;
 };
 
 struct TransformBox {
-  static constexpr const char* kTypeName = "Transform";
+  static constexpr char kTypeName[] = "Transform";  // one address in every file: the tag
   std::shared_ptr<const data::Transform> transform;
 };
 

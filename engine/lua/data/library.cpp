@@ -11,7 +11,7 @@ namespace engine::lua {
 namespace {
 
 struct ReaderBox {
-  static constexpr const char* kTypeName = "PipelineIterator";
+  static constexpr char kTypeName[] = "PipelineIterator";  // one address in every file: the tag
   std::unique_ptr<data::EpochReader> reader;
 };
 

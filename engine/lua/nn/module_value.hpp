@@ -15,7 +15,7 @@
 namespace engine::lua {
 
 struct ModuleBox {
-  static constexpr const char* kTypeName = "Module";
+  static constexpr char kTypeName[] = "Module";  // one address in every file: the tag
   torch::nn::AnyModule any;  // forward(Tensor) -> Tensor, type-erased
   // Whether forward takes or returns several tensors (LSTM, attention, ...): found on the first
   // call from Lua, so later calls skip the type tests. -1: not known yet.
@@ -24,7 +24,7 @@ struct ModuleBox {
 };
 
 struct LossBox {
-  static constexpr const char* kTypeName = "Loss";
+  static constexpr char kTypeName[] = "Loss";  // one address in every file: the tag
   std::shared_ptr<nn::Loss> loss;
 };
 

@@ -11,13 +11,13 @@
 namespace engine::lua {
 
 struct OptimizerBox {
-  static constexpr const char* kTypeName = "Optimizer";
+  static constexpr char kTypeName[] = "Optimizer";  // one address in every file: the tag
   std::shared_ptr<torch::optim::Optimizer> optimizer;
   std::string name;
 };
 
 struct SchedulerBox {
-  static constexpr const char* kTypeName = "Scheduler";
+  static constexpr char kTypeName[] = "Scheduler";  // one address in every file: the tag
   std::shared_ptr<train::Scheduler> scheduler;
 };
 

@@ -108,7 +108,9 @@ inline void raw_get(lua_State* L, int table, const char* key) {
 // ---- userdata types -------------------------------------------------------------------------
 // A type exposed to Lua lives inside its userdata (placement new) after a tag word; __gc runs
 // its destructor. Each type names itself with a static `kTypeName` member, and the address of
-// that name is the tag. Checking the tag (and the userdata's size) identifies the type without
+// that name is the tag. It must be an array (`static constexpr char kTypeName[]`), one object
+// for the whole program: a pointer to a string literal may point to a different copy of the
+// literal in each file (AddressSanitizer builds keep them apart), and the tags would differ. Checking the tag (and the userdata's size) identifies the type without
 // touching the metatable or the registry: this runs several times per tensor operation. Only C
 // code can write a userdata's bytes, so a tag cannot be forged from Lua.
 

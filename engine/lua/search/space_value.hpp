@@ -11,7 +11,7 @@ extern "C" {
 namespace engine::lua {
 
 struct SpaceBox {
-  static constexpr const char* kTypeName = "SearchSpace";
+  static constexpr char kTypeName[] = "SearchSpace";  // one address in every file: the tag
   search::Space space;
 };
 

@@ -13,7 +13,7 @@
 namespace engine::lua {
 
 struct TensorBox {
-  static constexpr const char* kTypeName = "Tensor";
+  static constexpr char kTypeName[] = "Tensor";  // one address in every file: the tag
   torch::Tensor tensor;
   bool pinned = false;  // x:keep(): no torch.scope releases it (tensor_memory.hpp)
 };
