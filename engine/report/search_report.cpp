@@ -100,11 +100,13 @@ std::vector<Chart> search_charts(const std::vector<io::SearchContents>& searches
   std::vector<Chart> charts;
   if (searches.empty()) return charts;
   const std::string metric = attribute(searches.front(), "searcher.metric");
+  const bool asha = attribute(searches.front(), "searcher.name") == "asha";
+  const auto rows = ranked(searches);
   for (const auto& name : searched_names(searches)) {
     // a colour per rung: an early rung's metric is measured after less training
     std::map<size_t, Line> by_rung;
     bool numeric = true;
-    for (const auto& r : ranked(searches)) {
+    for (const auto& r : rows) {
       const auto it = r.trial->hparams.find(name);
       if (it == r.trial->hparams.end() || std::isnan(r.metric)) continue;
       const auto* v = std::get_if<double>(&it->second);
@@ -114,10 +116,7 @@ std::vector<Chart> search_charts(const std::vector<io::SearchContents>& searches
       }
       const size_t rung = r.trial->rung_metrics.size() - 1;
       Line& line = by_rung[rung];
-      line.label = searches.front().attributes.count("searcher.max_rungs") &&
-                           attribute(searches.front(), "searcher.name") == "asha"
-                       ? "rung " + std::to_string(rung)
-                       : metric;
+      line.label = asha ? "rung " + std::to_string(rung) : metric;
       line.dots = true;
       line.x.push_back(*v);
       line.y.push_back(r.metric);
