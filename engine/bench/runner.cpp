@@ -52,10 +52,11 @@ std::vector<std::string> varying(const std::vector<PlannedPoint>& plan) {
   std::vector<std::string> names;
   if (plan.empty()) return names;
   for (const auto& [name, value] : plan.front().params) {
-    const bool varies = std::any_of(plan.begin(), plan.end(), [&](const PlannedPoint& p) {
-      const auto it = p.params.find(name);
-      return it == p.params.end() || !values_equal(it->second, value);
-    });
+    const bool varies = std::any_of(
+        plan.begin(), plan.end(), [&, &key = name, &first = value](const PlannedPoint& p) {
+          const auto it = p.params.find(key);
+          return it == p.params.end() || !values_equal(it->second, first);
+        });
     if ((varies && name != "enabled") || name == "model") names.push_back(name);
   }
   std::stable_partition(names.begin(), names.end(), [](const auto& n) { return n == "model"; });

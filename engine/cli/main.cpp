@@ -4,6 +4,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -14,6 +15,7 @@
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/io/hdf5.hpp"
 
 namespace {
 
@@ -76,6 +78,10 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("engine");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^[%l]%$ %v");
+  // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writers report as
+  // an I/O error naming the file, instead of killing the process with SIGXFSZ mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
+  engine::io::h5::skip_cleanup_at_exit();
 
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {

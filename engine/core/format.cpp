@@ -29,9 +29,11 @@ std::string duration_string(double seconds) {
   } else if (seconds < 3600) {
     std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(seconds) / 60,
                   static_cast<int>(seconds) % 60);
-  } else {
+  } else if (seconds < 1e9) {  // beyond that an int would overflow (a file from elsewhere)
     std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(seconds) / 3600,
                   (static_cast<int>(seconds) / 60) % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3gh", seconds / 3600);
   }
   return buf;
 }

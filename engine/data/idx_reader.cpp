@@ -112,16 +112,21 @@ torch::Tensor read_idx(const std::string& path) {
     }
     expected *= static_cast<size_t>(d);
   }
-  if (gzdirect(file.get())) {
-    std::error_code ec;
-    const auto file_size = std::filesystem::file_size(path, ec);
-    const size_t header = 4 + 4 * static_cast<size_t>(rank);
-    if (!ec && file_size < header + expected) {
-      throw DataError(path + ": truncated IDX file (header declares shape " +
-                      core::shape_string(shape) + ", " + std::to_string(expected) +
-                      " bytes of data, but the file holds " + std::to_string(file_size - header) +
-                      ")");
-    }
+  std::error_code ec;
+  const auto file_size = std::filesystem::file_size(path, ec);
+  const size_t header = 4 + 4 * static_cast<size_t>(rank);
+  if (!ec && gzdirect(file.get()) && file_size < header + expected) {
+    throw DataError(path + ": truncated IDX file (header declares shape " +
+                    core::shape_string(shape) + ", " + std::to_string(expected) +
+                    " bytes of data, but the file holds " + std::to_string(file_size - header) +
+                    ")");
+  }
+  // deflate packs at most 1032 bytes into one, so a gzip file's size bounds what it can hold
+  constexpr size_t kMostDeflateRatio = 1032;
+  if (!ec && !gzdirect(file.get()) && expected / kMostDeflateRatio > file_size) {
+    throw DataError(path + ": IDX header declares shape " + core::shape_string(shape) + " (" +
+                    std::to_string(expected) + " bytes of data), more than a gzip file of " +
+                    std::to_string(file_size) + " bytes can hold (corrupt header?)");
   }
   torch::Tensor tensor;
   try {

@@ -57,6 +57,24 @@ bool is_png(const std::vector<uint8_t>& b) {
   return b.size() >= 8 && std::memcmp(b.data(), kSignature, 8) == 0;
 }
 
+// The size an image's header declares, checked before its pixels are allocated: a corrupt or
+// hostile header can declare gigapixels in a few bytes. 2^28 pixels (16384 x 16384) is far
+// beyond any training image; a PNG's pixels (at least one bit each) pass through deflate, which
+// packs at most 1032 bytes into one, so the file's size bounds them too.
+void check_declared_size(int64_t width, int64_t height, size_t file_size, bool deflated,
+                         const std::string& what) {
+  constexpr int64_t kMostPixels = int64_t{1} << 28;
+  constexpr int64_t kMostDeflateRatio = 1032;
+  const int64_t pixels = width * height;
+  if (width < 1 || height < 1 || pixels > kMostPixels ||
+      (deflated && pixels / 8 / kMostDeflateRatio > static_cast<int64_t>(file_size))) {
+    throw core::DataError(what + ": the image declares " + std::to_string(width) + " x " +
+                          std::to_string(height) + " pixels, more than its " +
+                          std::to_string(file_size) +
+                          " bytes can hold or than the engine decodes (2^28 pixels)");
+  }
+}
+
 torch::Tensor decode_jpeg(const std::vector<uint8_t>& bytes, ColorMode mode,
                           const std::string& what) {
   tjhandle h = decompressor();
@@ -66,6 +84,7 @@ torch::Tensor decode_jpeg(const std::vector<uint8_t>& bytes, ColorMode mode,
     fail_decoding(what + ": not a readable JPEG (" + tjGetErrorStr2(h) + ")");
   }
   const int channels = mode == ColorMode::kRgb ? 3 : 1;
+  check_declared_size(width, height, bytes.size(), false, what);
   auto image = torch::empty({height, width, channels}, torch::kUInt8);
   // Warnings (a truncated file, corrupt data) are errors: a half-grey image is not a sample.
   if (tjDecompress2(h, bytes.data(), size, image.data_ptr<uint8_t>(), width, 0, height,
@@ -88,6 +107,7 @@ torch::Tensor decode_png(const std::vector<uint8_t>& bytes, ColorMode mode,
   }
   image.format = mode == ColorMode::kRgb ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
   const int channels = mode == ColorMode::kRgb ? 3 : 1;
+  check_declared_size(image.width, image.height, bytes.size(), true, what);
   auto out = torch::empty({image.height, image.width, channels}, torch::kUInt8);
   if (!png_image_finish_read(&image, nullptr, out.data_ptr<uint8_t>(), 0, nullptr)) {
     throw core::DataError(what + ": corrupt or truncated PNG (" + image.message + ")");

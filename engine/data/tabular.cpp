@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -20,7 +21,16 @@ std::optional<double> parse_number(const std::string& s) {
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || errno == ERANGE) return std::nullopt;
+  // the tensors are float32: a finite value beyond its range is not a number they can hold
+  if (std::isfinite(v) && std::abs(v) > std::numeric_limits<float>::max()) return std::nullopt;
   return v;
+}
+
+// A standardised value as float32; beyond its range (a column whose training values hardly
+// vary) it is the largest float32 of its sign, where a plain cast would be undefined.
+float to_float32(double v) {
+  constexpr double kMost = std::numeric_limits<float>::max();
+  return static_cast<float>(std::isnan(v) ? v : std::clamp(v, -kMost, kMost));
 }
 
 // A row problem: which row, what is wrong. Thrown as DataError, or skipped with skip_bad.
@@ -171,7 +181,8 @@ CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
         p.numeric.push_back(*v);
       } else {
         bad = true;
-        why = "column '" + stats->numeric[j].name + "': '" + f + "' is not a number";
+        why = "column '" + stats->numeric[j].name + "': '" + f +
+              "' is not a number (or beyond float32's range)";
       }
     }
     for (size_t j = 0; j < cat_cols.size() && !bad; ++j) {
@@ -196,7 +207,8 @@ CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
         auto v = parse_number(f);
         if (!v) {
           bad = true;
-          why = "the target '" + stats->target + "': '" + f + "' is not a number";
+          why = "the target '" + stats->target + "': '" + f +
+                "' is not a number (or beyond float32's range)";
         } else {
           p.target_value = *v;
         }
@@ -280,7 +292,7 @@ CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
       const auto& s = stats->numeric[j];
       // a missing value (kFill) becomes the training mean: 0 once standardised
       in[i][static_cast<int64_t>(j)] =
-          std::isnan(p.numeric[j]) ? 0.0f : static_cast<float>((p.numeric[j] - s.mean) / s.std);
+          std::isnan(p.numeric[j]) ? 0.0f : to_float32((p.numeric[j] - s.mean) / s.std);
     }
     for (size_t j = 0; j < cat_cols.size(); ++j) {
       const auto oov = static_cast<int64_t>(stats->categorical[j].values.size());

@@ -247,7 +247,8 @@ std::string BenchFile::latest_path(const std::string& root, const std::string& n
   std::string latest;
   fs::file_time_type latest_time{};
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".h5") continue;
+    // an empty file is a name reserved by a sweep that stopped before writing (new_run_path)
+    if (entry.path().extension() != ".h5" || fs::file_size(entry.path(), ec) == 0) continue;
     const auto time = fs::last_write_time(entry.path(), ec);
     if (ec) continue;
     if (latest.empty() || time > latest_time || (time == latest_time && entry.path() > latest)) {
@@ -286,7 +287,8 @@ BenchPoint BenchFile::read_point(const std::string& path, int64_t index) {
 
 BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(path) {
   std::error_code ec;
-  const bool existing = fs::exists(path, ec);
+  // an empty file is a name reserved for this one (RunWriter::new_run_path), not a file to go on
+  const bool existing = fs::exists(path, ec) && fs::file_size(path, ec) > 0;
   if (!existing) {
     const auto folder = fs::path(path).parent_path();
     if (!folder.empty()) fs::create_directories(folder, ec);

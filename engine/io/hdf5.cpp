@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,13 +14,35 @@ namespace {
 
 using core::IoError;
 
+herr_t find_system_error(unsigned, const H5E_error2_t* error, void* out) {
+  // HDF5's file drivers record a failed write as "... errno = 28, error message = 'No space
+  // left on device' ..."
+  const std::string text = error->desc ? error->desc : "";
+  const std::string marker = "error message = '";
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return 0;
+  const auto end = text.find('\'', at + marker.size());
+  *static_cast<std::string*>(out) = text.substr(at + marker.size(), end - at - marker.size());
+  return 1;
+}
+
+}  // namespace
+
+std::string system_error_suffix() {
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_system_error, &message);
+  return message.empty() ? "" : " (" + message + ")";
+}
+
+namespace {
+
 hid_t check(hid_t id, const std::string& what) {
-  if (id < 0) throw IoError("HDF5: cannot " + what);
+  if (id < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
   return id;
 }
 
 void check_status(herr_t status, const std::string& what) {
-  if (status < 0) throw IoError("HDF5: cannot " + what);
+  if (status < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
 }
 
 Handle scalar_space() {
@@ -67,15 +90,22 @@ std::string library_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
+void skip_cleanup_at_exit() {
+  H5dont_atexit();
+}
+
 void quiet_errors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
 Handle create_file(const std::string& path, bool overwrite) {
   quiet_errors();
-  return Handle(
-      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
-      H5Fclose, "create file " + path);
+  // an empty file is a name reserved for this file (RunWriter::new_run_path): taken over
+  struct stat st {};
+  const bool reserved = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+  return Handle(H5Fcreate(path.c_str(), overwrite || reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
+                          H5P_DEFAULT, H5P_DEFAULT),
+                H5Fclose, "create file " + path);
 }
 
 Handle open_file(const std::string& path, bool writable) {
@@ -153,8 +183,33 @@ void write_attribute(hid_t object, const std::string& name, bool value) {
   check_status(H5Awrite(attr.get(), type.get(), &v), "write attribute '" + name + "'");
 }
 
-std::string read_string_attribute(hid_t object, const std::string& name) {
+namespace {
+
+// "runs/a.h5: /results/train/loss": an object and its file, for messages about what it holds
+std::string object_name(hid_t object) {
+  char file[1024] = "", name[512] = "";
+  H5Fget_name(object, file, sizeof file);
+  H5Iget_name(object, name, sizeof name);
+  return std::string(file) + ": " + name;
+}
+
+// Opens an attribute that must hold one value: reading one of several values into a single
+// variable would write past it, and a file from elsewhere may hold anything under the name.
+Handle open_single_attribute(hid_t object, const std::string& name) {
   Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  Handle space(H5Aget_space(attr.get()), H5Sclose, "read the dataspace of attribute " + name);
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count != 1) {
+    throw core::DataError(object_name(object) + ": attribute '" + name + "' holds " +
+                          std::to_string(count) + " values, where one is expected");
+  }
+  return attr;
+}
+
+}  // namespace
+
+std::string read_string_attribute(hid_t object, const std::string& name) {
+  Handle attr = open_single_attribute(object, name);
   auto type = string_type();
   char* p = nullptr;
   check_status(H5Aread(attr.get(), type.get(), &p), "read attribute " + name);
@@ -187,6 +242,12 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type) {
 
 size_t series_length(hid_t dataset) {
   Handle space(H5Dget_space(dataset), H5Sclose, "read a dataspace");
+  // a series has one dimension; a file from elsewhere may hold anything under its name
+  if (H5Sget_simple_extent_ndims(space.get()) != 1) {
+    throw core::DataError(object_name(dataset) + " is not a series: it has " +
+                          std::to_string(H5Sget_simple_extent_ndims(space.get())) +
+                          " dimensions, not 1");
+  }
   hsize_t dims[1] = {0};
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
   return dims[0];
@@ -203,14 +264,14 @@ Handle open_dataset(hid_t parent, const std::string& name) {
 }
 
 int64_t read_int_attribute(hid_t object, const std::string& name) {
-  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  Handle attr = open_single_attribute(object, name);
   int64_t value = 0;
   check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), "read attribute " + name);
   return value;
 }
 
 double read_double_attribute(hid_t object, const std::string& name) {
-  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "open attribute " + name);
+  Handle attr = open_single_attribute(object, name);
   double value = 0;
   check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), "read attribute " + name);
   return value;
@@ -289,12 +350,16 @@ std::map<std::string, Attribute> read_attributes(hid_t object) {
   H5O_info_t info{};
   check_status(H5Oget_info(object, &info), "read an object's attributes");
   for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    Handle attr(
-        H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
-        H5Aclose, "open an attribute");
-    const ssize_t size = H5Aget_name(attr.get(), 0, nullptr);
-    std::string name(static_cast<size_t>(size > 0 ? size : 0), '\0');
-    H5Aget_name(attr.get(), name.size() + 1, name.data());
+    std::string name;
+    {
+      Handle any(
+          H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT),
+          H5Aclose, "open an attribute");
+      const ssize_t size = H5Aget_name(any.get(), 0, nullptr);
+      name.assign(static_cast<size_t>(size > 0 ? size : 0), '\0');
+      H5Aget_name(any.get(), name.size() + 1, name.data());
+    }
+    Handle attr = open_single_attribute(object, name);
     Handle type(H5Aget_type(attr.get()), H5Tclose, "read an attribute type");
     switch (H5Tget_class(type.get())) {
       case H5T_STRING:

@@ -38,6 +38,13 @@ std::string library_version();
 
 // Silences HDF5's own error printing; our exceptions say what failed.
 void quiet_errors();
+// " (File too large)": what the system said when HDF5's last call failed writing or reading a
+// file (disk full, file-size limit), or "" when the failure was HDF5's own.
+std::string system_error_suffix();
+// Leaves out HDF5's own clean-up at exit, which crashes on a file whose close failed (a disk
+// that filled up while a checkpoint was written); every file the engine opens is closed by its
+// Handle before then. Call first thing in main.
+void skip_cleanup_at_exit();
 
 Handle create_file(const std::string& path, bool overwrite = false);
 Handle open_file(const std::string& path, bool writable);

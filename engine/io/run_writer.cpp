@@ -1,6 +1,11 @@
 #include "engine/io/run_writer.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cmath>
 #include <ctime>
@@ -16,6 +21,14 @@
 
 namespace engine::io {
 namespace {
+
+// The device and inode a path names now (0, 0 when it names nothing).
+void remember_identity(const std::string& path, uint64_t* device, uint64_t* inode) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  *device = static_cast<uint64_t>(st.st_dev);
+  *inode = static_cast<uint64_t>(st.st_ino);
+}
 
 namespace fs = std::filesystem;
 
@@ -42,6 +55,16 @@ std::string iso_timestamp() {
   return local_time("%Y-%m-%dT%H:%M:%S");
 }
 
+bool reserve_new_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ::close(fd);
+    return true;
+  }
+  if (errno == EEXIST) return false;
+  throw core::IoError("cannot create " + path + ": " + std::strerror(errno));
+}
+
 std::string RunWriter::new_run_path(const std::string& root, const std::string& name) {
   const fs::path dir = fs::path(root) / (name.empty() ? "run" : name);
   std::error_code ec;
@@ -50,7 +73,9 @@ std::string RunWriter::new_run_path(const std::string& root, const std::string& 
   const std::string stamp = local_time("%Y%m%d-%H%M%S");
   for (int n = 0;; ++n) {
     const fs::path p = dir / (stamp + (n ? "-" + std::to_string(n) : "") + ".h5");
-    if (!fs::exists(p)) return p.string();
+    // created empty here, atomically, so that two runs started in the same second (a search's
+    // trials, a job array) never pick the same name; the writer takes the empty file over
+    if (reserve_new_file(p.string())) return p.string();
   }
 }
 
@@ -80,6 +105,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   auto script = h5::write_string_dataset(root, "script", info.script_text);
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   metrics_ = h5::create_group(root, "metrics");
+  remember_identity(path_, &device_, &inode_);
   flush();
 }
 
@@ -99,6 +125,7 @@ RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_
     auto it = rows_kept.find(name);
     open_existing_split(name, it == rows_kept.end() ? 0 : it->second);
   }
+  remember_identity(path_, &device_, &inode_);
   flush();
 }
 
@@ -169,7 +196,7 @@ void RunWriter::write_hparams(const std::map<std::string, HParam>& hparams) {
 
 void write_hparams(hid_t group, const std::map<std::string, HParam>& hparams) {
   for (const auto& [name, value] : hparams) {
-    std::visit([&](const auto& v) { h5::write_attribute(group, name, v); }, value);
+    std::visit([&, &key = name](const auto& v) { h5::write_attribute(group, key, v); }, value);
   }
 }
 
@@ -277,6 +304,19 @@ void RunWriter::flush() {
     throw core::IoError("HDF5: cannot flush " + path_);
   }
   last_flush_ = std::chrono::steady_clock::now();
+  check_still_there();
+}
+
+void RunWriter::check_still_there() {
+  if (gone_ || inode_ == 0) return;
+  struct stat now {};
+  if (::stat(path_.c_str(), &now) == 0 && static_cast<uint64_t>(now.st_dev) == device_ &&
+      static_cast<uint64_t>(now.st_ino) == inode_)
+    return;
+  gone_ = true;  // said once; the failure's own flush must not say it again
+  throw core::IoError(path_ +
+                      " was deleted or replaced during the run, so what the run logs from now on "
+                      "would be lost: the run stops here (its checkpoints are kept)");
 }
 
 }  // namespace engine::io

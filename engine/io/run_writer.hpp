@@ -34,6 +34,10 @@ struct FlushPolicy {
   double seconds = 2.0;
 };
 
+// Creates `path` empty unless something exists there (false), atomically: a name taken for a
+// result file, which h5::create_file then takes over. An IoError when it cannot be created.
+bool reserve_new_file(const std::string& path);
+
 class RunWriter {
  public:
   // runs/<name>/<YYYYmmdd-HHMMSS>[-<n>].h5 under root; creates the folders. Never reuses a path.
@@ -86,8 +90,13 @@ class RunWriter {
   Split& split(const std::string& name);
   void open_existing_split(const std::string& name, int64_t rows_kept);
   void write_waiting_rows();
+  // Throws an IoError once when the path no longer names the file this writer writes (deleted or
+  // replaced during the run): the rows written from then on would be lost.
+  void check_still_there();
 
   std::string path_;
+  uint64_t device_ = 0, inode_ = 0;  // the file's identity when it was opened
+  bool gone_ = false;
   h5::Handle file_;
   h5::Handle metrics_;
   std::map<std::string, Split> splits_;

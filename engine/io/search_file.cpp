@@ -37,11 +37,12 @@ std::string SearchFile::new_path(const std::string& root, const std::string& nam
                                  int64_t shards) {
   const fs::path path = RunWriter::new_run_path((fs::path(root) / "search").string(), name);
   if (shards <= 1) return path.string();
+  fs::remove(path);  // the shard's own name below is reserved instead
   const std::string tag = "-shard-" + std::to_string(shard) + "-of-" + std::to_string(shards);
   for (int n = 0;; ++n) {
     const fs::path p = path.parent_path() /
                        (path.stem().string() + tag + (n ? "-" + std::to_string(n) : "") + ".h5");
-    if (!fs::exists(p)) return p.string();
+    if (reserve_new_file(p.string())) return p.string();
   }
 }
 

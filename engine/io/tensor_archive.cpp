@@ -4,6 +4,7 @@
 
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 
 namespace engine::io {
 namespace {
@@ -45,7 +46,20 @@ Handle dataset_space(hid_t dataset, const std::vector<hsize_t>& dims) {
 }
 
 void check(herr_t status, const std::string& what) {
-  if (status < 0) throw core::IoError("HDF5: cannot " + what);
+  if (status < 0) throw core::IoError("HDF5: cannot " + what + h5::system_error_suffix());
+}
+
+// A dataset that must hold one value (a number, a boolean, a string): read into one variable,
+// a dataset of several would write past it.
+Handle open_single_dataset(hid_t parent, const std::string& name) {
+  auto ds = open_dataset(parent, name);
+  Handle space(H5Dget_space(ds.get()), H5Sclose, "read the dataspace of " + name);
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count != 1) {
+    throw core::DataError(name + " holds " + std::to_string(count) +
+                          " values, where one is expected");
+  }
+  return ds;
 }
 
 Handle write_scalar(hid_t parent, const std::string& name, hid_t file_type, hid_t mem_type,
@@ -147,6 +161,19 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   std::vector<int64_t> shape(dims.begin(), dims.end());
 
   const ReadType t = read_type_of(ds.get(), name);
+  // What the dataset declares, against what the file stores for it, before allocating: HDF5
+  // can declare terabytes in a few bytes (chunks never written read as the fill value), and
+  // compression packs at most ~1000 bytes into one. Files the engine or h5py wrote pass.
+  constexpr double kMostRatio = 1032;
+  constexpr double kSmall = 1 << 20;
+  double declared = static_cast<double>(torch::elementSize(t.dtype));
+  for (auto d : shape) declared *= static_cast<double>(d);
+  const auto stored = static_cast<double>(H5Dget_storage_size(ds.get()));
+  if (declared > kSmall && declared > stored * kMostRatio) {
+    throw core::DataError(name + " declares " + core::shape_string(shape) + " (" +
+                          core::number_string(declared) + " bytes) but the file stores " +
+                          core::number_string(stored) + " bytes for it");
+  }
   auto out = torch::empty(shape, torch::TensorOptions().dtype(t.dtype));
   if (out.numel() > 0) {
     check(H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
@@ -195,14 +222,14 @@ NodeKind node_kind(hid_t parent, const std::string& name) {
 }
 
 double read_number(hid_t parent, const std::string& name) {
-  auto ds = open_dataset(parent, name);
+  auto ds = open_single_dataset(parent, name);
   double v = 0;
   check(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v), "read " + name);
   return v;
 }
 
 bool read_boolean(hid_t parent, const std::string& name) {
-  auto ds = open_dataset(parent, name);
+  auto ds = open_single_dataset(parent, name);
   auto type = bool_type();
   int8_t v = 0;
   check(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &v), "read " + name);
@@ -210,7 +237,7 @@ bool read_boolean(hid_t parent, const std::string& name) {
 }
 
 std::string read_string(hid_t parent, const std::string& name) {
-  auto ds = open_dataset(parent, name);
+  auto ds = open_single_dataset(parent, name);
   Handle file_type(H5Dget_type(ds.get()), H5Tclose, "read the type of " + name);
   if (H5Tis_variable_str(file_type.get()) > 0) {
     Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");

@@ -10,13 +10,17 @@ namespace engine::nn {
 
 class LayerError : public core::ScriptError {
  public:
-  LayerError(std::string path, std::string layer, std::string input_shape, std::string reason);
+  // where: "model.lua:12: ", the script line that called the layer, when it is known
+  LayerError(std::string path, std::string layer, std::string input_shape, std::string reason,
+             std::string where = {});
   // The same error seen from a container one level up, whose child is named `child_name`.
   LayerError nested_in(const std::string& child_name) const;
+  // The same error with the script line that called the layer; the first one given is kept.
+  LayerError located(const std::string& where) const;
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_, layer_, input_shape_, reason_;
+  std::string path_, layer_, input_shape_, reason_, where_;
 };
 
 }  // namespace engine::nn

@@ -210,8 +210,12 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
     step = factor * magnitude;
     if (step >= rough) break;
   }
-  std::vector<double> ticks;
   const double first = std::floor(lo / step), last = std::ceil(hi / step);
+  // values from a damaged file (1e308 next to 0) leave no round ticks to count: the ends only
+  if (!std::isfinite(rough) || !std::isfinite(first) || !std::isfinite(last) ||
+      last - first > 10.0 * count || std::abs(first) > 1e15 || std::abs(last) > 1e15)
+    return {lo, hi};
+  std::vector<double> ticks;
   for (double k = first; k <= last + 0.5; ++k) ticks.push_back(k * step == 0 ? 0 : k * step);
   return ticks;
 }

@@ -32,7 +32,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
   }
   session_ = std::make_unique<lua::Session>(request_.lua);
   script_ = session_->train_script(request_.script);
-  if (has_checkpoint()) script_->set_hparams(info_.hparams, checkpoint_origin());
+  if (has_checkpoint()) script_->set_hparams(info_.hparams, checkpoint_origin(), info_.name);
   if (!request_.overrides.empty()) {
     if (has_checkpoint() && use_ == CheckpointUse::kResume) {
       spdlog::warn(

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
@@ -45,32 +47,47 @@ void write_model(hid_t file, torch::nn::Module& module) {
     io::write_tensor(group.get(), name, tensor);
 }
 
+// Loads the model's tensors, or none: a checkpoint of another model is refused with every
+// tensor that does not fit, by name and shape (the first ten of them).
 void read_model(hid_t file, const std::string& path, torch::nn::Module& module) {
   if (!h5::exists(file, "model")) throw core::DataError(path + ": not a checkpoint (no /model)");
   auto group = h5::open_group(file, "model");
   auto tensors = state_tensors(module);
   std::set<std::string> expected;
   for (const auto& [name, tensor] : tensors) expected.insert(name);
+  std::vector<std::string> misfits;
   for (const auto& name : io::members(group.get())) {
     if (!expected.count(name)) {
-      throw core::DataError(path + ": /model/" + name +
-                            " is not a tensor of this script's model; the checkpoint was written "
-                            "for a different model");
+      misfits.push_back("/model/" + name + ": " + shape_text(io::read_tensor(group.get(), name)) +
+                        " in the checkpoint, not in this script's model");
     }
+  }
+  std::vector<torch::Tensor> saved(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const auto& [name, tensor] = tensors[i];
+    if (!h5::exists(group.get(), name)) {
+      misfits.push_back("/model/" + name + ": " + shape_text(tensor) +
+                        " in this script's model, not in the checkpoint");
+      continue;
+    }
+    saved[i] = io::read_tensor(group.get(), name);
+    if (saved[i].sizes() != tensor.sizes()) {
+      misfits.push_back("/model/" + name + ": " + shape_text(saved[i]) + " in the checkpoint, " +
+                        shape_text(tensor) + " in this script's model");
+    }
+  }
+  if (!misfits.empty()) {
+    std::string text = path + ": the checkpoint was written for a different model; " +
+                       std::to_string(misfits.size()) + " tensor" +
+                       (misfits.size() == 1 ? " does" : "s do") + " not fit:";
+    constexpr size_t kListed = 10;
+    for (size_t i = 0; i < std::min(misfits.size(), kListed); ++i) text += "\n  " + misfits[i];
+    if (misfits.size() > kListed)
+      text += "\n  (and " + std::to_string(misfits.size() - kListed) + " more)";
+    throw core::DataError(text);
   }
   torch::NoGradGuard no_grad;
-  for (auto& [name, tensor] : tensors) {
-    if (!h5::exists(group.get(), name)) {
-      throw core::DataError(path + ": /model/" + name +
-                            " is missing; the checkpoint was written for a different model");
-    }
-    auto saved = io::read_tensor(group.get(), name);
-    if (saved.sizes() != tensor.sizes()) {
-      throw core::DataError(path + ": /model/" + name + " is " + shape_text(saved) +
-                            ", this script's model has " + shape_text(tensor));
-    }
-    tensor.copy_(saved);
-  }
+  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].second.copy_(saved[i]);
 }
 
 torch::Tensor bytes_tensor(const std::string& bytes) {
@@ -165,6 +182,20 @@ std::map<std::string, double> read_double_attributes(hid_t object) {
   std::map<std::string, double> out;
   for (const auto& [name, value] : io::read_hparams(object)) {
     if (const auto* d = std::get_if<double>(&value)) out[name] = *d;
+  }
+  return out;
+}
+
+// The run file's rows per split at the checkpoint: whole numbers, 0 or more.
+std::map<std::string, int64_t> read_row_counts(hid_t group) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [split, n] : read_double_attributes(group)) {
+    const auto rows = core::exact_int64(n);
+    if (!rows || *rows < 0) {
+      throw core::DataError("trainer/rows/" + split + " is " + core::number_string(n) +
+                            ", not a count of rows");
+    }
+    out[split] = *rows;
   }
   return out;
 }
@@ -305,9 +336,7 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
   auto last = h5::open_group(g, "last_validation");
   s.last_validation = read_double_attributes(last.get());
   auto rows = h5::open_group(g, "rows");
-  for (const auto& [split, n] : read_double_attributes(rows.get())) {
-    s.rows[split] = static_cast<int64_t>(n);
-  }
+  s.rows = read_row_counts(rows.get());
   auto rng = h5::open_group(g, "rng");
   {
     auto gen = at::detail::getDefaultCPUGenerator();
@@ -327,6 +356,22 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
   return s;
 }
 
+// Whatever a checkpoint from elsewhere holds, reading it ends in an engine error naming the
+// file: libtorch's own checks (a generator state of the wrong size, an optimizer archive that
+// does not parse) become DataErrors instead of reaching the user as libtorch's text.
+template <typename Read>
+auto reading(const std::string& path, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const core::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::string what = core::describe_exception(e);
+    what = what.substr(0, what.find('\n'));
+    throw core::DataError(path + ": cannot be read as a checkpoint of this script (" + what + ")");
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
@@ -338,45 +383,62 @@ std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
   return trained_on.prediction_source(input, saved);
 }
 
+namespace {
+
+void write_checkpoint_file(const std::string& temporary, const TrainSpec& spec,
+                           const TrainerState& state, const std::string& run_file) {
+  auto file = h5::create_file(temporary, true);
+  const hid_t root = file.get();
+  h5::write_attribute(root, "format_version", kCheckpointFormat);
+  h5::write_attribute(root, "engine_version", core::engine_version());
+  h5::write_attribute(root, "torch_version", core::torch_version());
+  h5::write_attribute(root, "name", spec.name);
+  h5::write_attribute(root, "run_file", run_file);
+  h5::write_attribute(root, "seed", static_cast<int64_t>(spec.seed));
+  h5::write_attribute(root, "step", state.step);
+  h5::write_attribute(root, "epoch", state.epoch);
+  h5::write_attribute(root, "created_at", io::iso_timestamp());
+  write_model(root, *spec.model.module);
+  write_optimizer(root, spec);
+  auto scheduler = h5::create_group(root, "scheduler");
+  if (spec.scheduler) {
+    h5::write_attribute(scheduler.get(), "name", spec.scheduler->name());
+    for (const auto& [k, v] : spec.scheduler->state()) h5::write_attribute(scheduler.get(), k, v);
+  }
+  write_trainer(root, state);
+  {
+    auto rng = h5::open_group(root, "trainer/rng");
+    for (const auto& g : spec.generators) io::write_tensor(rng.get(), g.name, g.state());
+  }
+  auto hparams = h5::create_group(root, "hparams");
+  io::write_hparams(hparams.get(), spec.hparams);
+  auto data_group = h5::create_group(root, "data");
+  spec.train_data->source().save_state(data_group);
+  if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0)
+    throw core::IoError("cannot flush " + temporary + h5::system_error_suffix());
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& path, const TrainSpec& spec, const TrainerState& state,
                      const std::string& run_file) {
   const std::string temporary = path + ".tmp";
-  {
-    auto file = h5::create_file(temporary, true);
-    const hid_t root = file.get();
-    h5::write_attribute(root, "format_version", kCheckpointFormat);
-    h5::write_attribute(root, "engine_version", core::engine_version());
-    h5::write_attribute(root, "torch_version", core::torch_version());
-    h5::write_attribute(root, "name", spec.name);
-    h5::write_attribute(root, "run_file", run_file);
-    h5::write_attribute(root, "seed", static_cast<int64_t>(spec.seed));
-    h5::write_attribute(root, "step", state.step);
-    h5::write_attribute(root, "epoch", state.epoch);
-    h5::write_attribute(root, "created_at", io::iso_timestamp());
-    write_model(root, *spec.model.module);
-    write_optimizer(root, spec);
-    auto scheduler = h5::create_group(root, "scheduler");
-    if (spec.scheduler) {
-      h5::write_attribute(scheduler.get(), "name", spec.scheduler->name());
-      for (const auto& [k, v] : spec.scheduler->state()) h5::write_attribute(scheduler.get(), k, v);
-    }
-    write_trainer(root, state);
-    {
-      auto rng = h5::open_group(root, "trainer/rng");
-      for (const auto& g : spec.generators) io::write_tensor(rng.get(), g.name, g.state());
-    }
-    auto hparams = h5::create_group(root, "hparams");
-    io::write_hparams(hparams.get(), spec.hparams);
-    auto data_group = h5::create_group(root, "data");
-    spec.train_data->source().save_state(data_group);
-    if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0) throw core::IoError("cannot flush " + temporary);
+  try {
+    write_checkpoint_file(temporary, spec, state, run_file);
+  } catch (const core::IoError& e) {
+    // a full disk or a file-size limit: the half-written file goes, the message names the path
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw core::IoError("cannot write checkpoint " + path + ": " + e.what());
   }
   std::error_code ec;
   fs::rename(temporary, path, ec);
   if (ec) throw core::IoError("cannot rename " + temporary + " to " + path + ": " + ec.message());
 }
 
-TrainerState load_checkpoint(const std::string& path, TrainSpec& spec) {
+namespace {
+
+TrainerState load_checkpoint_unchecked(const std::string& path, TrainSpec& spec) {
   if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
   auto file = h5::open_file(path, false);
   const hid_t root = file.get();
@@ -406,13 +468,7 @@ TrainerState load_checkpoint(const std::string& path, TrainSpec& spec) {
   return state;
 }
 
-void load_model_weights(const std::string& path, torch::nn::Module& module) {
-  if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
-  auto file = h5::open_file(path, false);
-  read_model(file.get(), path, module);
-}
-
-CheckpointInfo read_checkpoint_info(const std::string& path) {
+CheckpointInfo read_checkpoint_info_unchecked(const std::string& path) {
   if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
   auto file = h5::open_file(path, false);
   const hid_t root = file.get();
@@ -423,13 +479,30 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   info.run_file = h5::read_string_attribute(root, "run_file");
   info.seed = static_cast<uint64_t>(h5::read_int_attribute(root, "seed"));
   info.step = h5::read_int_attribute(root, "step");
+  if (h5::has_attribute(root, "name")) info.name = h5::read_string_attribute(root, "name");
   auto hparams = h5::open_group(root, "hparams");
   info.hparams = io::read_hparams(hparams.get());
   auto rows = h5::open_group(root, "trainer/rows");
-  for (const auto& [split, n] : read_double_attributes(rows.get())) {
-    info.rows[split] = static_cast<int64_t>(n);
-  }
+  info.rows = read_row_counts(rows.get());
   return info;
+}
+
+}  // namespace
+
+TrainerState load_checkpoint(const std::string& path, TrainSpec& spec) {
+  return reading(path, [&] { return load_checkpoint_unchecked(path, spec); });
+}
+
+void load_model_weights(const std::string& path, torch::nn::Module& module) {
+  reading(path, [&] {
+    if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
+    auto file = h5::open_file(path, false);
+    read_model(file.get(), path, module);
+  });
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  return reading(path, [&] { return read_checkpoint_info_unchecked(path); });
 }
 
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {

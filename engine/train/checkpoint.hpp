@@ -14,6 +14,7 @@ namespace engine::train {
 
 struct CheckpointInfo {
   std::string run_file;  // the run file the checkpoint belongs to
+  std::string name;      // the name of the script that wrote it ("" for an older checkpoint)
   uint64_t seed = 0;
   int64_t step = 0;
   std::map<std::string, io::HParam> hparams;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The catalogue of bad input (docs/hardening.md): scripts, flags, data files, checkpoints, run,
+# The catalogue of bad input (docs/reliability.md): scripts, flags, data files, checkpoints, run,
 # benchmark and search files that are wrong in one way each. Every case must end with its exit
 # code and a message naming what is at fault, never with a crash, and leave no run file for a
 # run that never started. Usage: run.sh ENGINE [CASE_PREFIX]
@@ -40,6 +40,20 @@ bad() {
   fi
 }
 
+# failed_run_file CASE DIR FRAGMENT: the newest run file under DIR says status failed, and why
+failed_run_file() {
+  if [ -n "$ONLY" ] && [ "${1#"$ONLY"}" = "$1" ]; then return; fi
+  local file
+  file=$(ls -t "$2"/*/*.h5 2>/dev/null | head -1)
+  if [ -n "$file" ] && h5dump -a status "$file" 2>/dev/null | grep -q '"failed"' &&
+     h5dump -a error "$file" 2>/dev/null | grep -qF -- "$3"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: run file ${file:-(none)} does not say status failed with '$3'"
+  fi
+}
+
 "$ENGINE" run "$FIX/make_tiny_mnist.lua" "$WORK/tiny" >/dev/null || { echo "cannot make the tiny dataset"; exit 1; }
 train() { "$ENGINE" train "$@" --set root="$WORK/tiny" --out "$WORK/runs" -q; }
 
@@ -64,10 +78,29 @@ bad script.metric_errors 3 "metric_errors.lua:3: the metric broke" -- train "$S/
 bad script.metric_returns_string 3 "metric 'word' must return a number (got string)" -- train "$S/metric_returns_string.lua"
 bad script.forward_not_tensor 3 "Odd:forward returned a number" -- train "$S/forward_not_tensor.lua"
 bad script.train_batch_no_loss 3 "train_batch must return a table with 'loss'" -- train "$S/train_batch_no_loss.lua"
-bad script.recursion 3 "recursion.lua: stack overflow" -- train "$S/recursion.lua"
+bad script.recursion 3 "recursion.lua:4: stack overflow" -- train "$S/recursion.lua"
 bad script.shape_mismatch 3 "Linear(in_features=100, out_features=10, bias=true) cannot take an input of shape [50, 784]" -- train "$S/shape_changes.lua"
+bad script.module_layer_place 3 "two_part_net.lua:8: layer 'head.1' Linear(in_features=40, out_features=10, bias=true) cannot take an input of shape [50, 50]" -- train "$S/module_shape.lua"
+bad script.module_without_return 3 "attempt to call a boolean value" "no_return_net.lua returned nothing, so require gave true: a module file must end with \`return M\`" -- train "$S/module_without_return.lua"
+bad script.optimizer_option_line 3 "optimizer_option_line.lua:3: optim.SGD: option 'lr' must be a number, got string (in the script's 'optimizer')" -- train "$S/optimizer_option_line.lua"
 bad script.scheduler_bad_option 3 "optim.StepLR: unknown option 'step_sze'" -- train "$S/scheduler_bad_option.lua"
 bad script.validation_error 3 "validation_error.lua:3: validation broke" -- train "$S/validation_error.lua"
+failed_run_file script.validation_error "$WORK/runs" "validation broke"
+# a wrong type in each remaining field: base.lua with the field replaced
+field() {
+  printf "local spec = dofile('%s')\nspec.%s = %s\nreturn spec\n" "$S/base.lua" "$2" "$3" > "$WORK/field_$1.lua"
+  echo "$WORK/field_$1.lua"
+}
+bad script.name_number 3 "field_name.lua: 'name' must be a string (got number)" -- train "$(field name name 3)"
+bad script.description_table 3 "field_description.lua: 'description' must be a string (got table)" -- train "$(field description description '{}')"
+bad script.loss_string 3 "field_loss.lua: 'loss'" "(got string)" -- train "$(field loss loss "'nll'")"
+bad script.scheduler_number 3 "field_scheduler.lua: 'scheduler'" "(got number)" -- train "$(field scheduler scheduler 5)"
+bad script.metrics_string 3 "field_metrics.lua: 'metrics' must be a list of names such as {'accuracy'} (got string)" -- train "$(field metrics metrics "'accuracy'")"
+bad script.train_batch_number 3 "field_train_batch.lua: 'train_batch' must be a function" -- train "$(field train_batch train_batch 1)"
+bad script.evaluate_batch_string 3 "field_evaluate_batch.lua: 'evaluate_batch' must be a function" -- train "$(field evaluate_batch evaluate_batch "'x'")"
+bad script.callbacks_number 3 "field_callbacks.lua: 'callbacks' must be a table" "(got number)" -- train "$(field callbacks callbacks 2)"
+bad script.trainer_number 3 "field_trainer.lua: 'trainer' must be a table of options or a function returning one (got number)" -- train "$(field trainer trainer 7)"
+bad script.seed_string 3 "field_seed.lua: 'seed' must be a non-negative number" -- train "$(field seed seed "'one'")"
 bad script.missing 2 "script not found: $WORK/none.lua" -- "$ENGINE" train "$WORK/none.lua"
 bad script.folder 2 "not a file: $WORK" -- "$ENGINE" train "$WORK"
 
@@ -118,12 +151,15 @@ bad data.root_missing 4 "$WORK/nowhere" -- "$ENGINE" train "$S/base.lua" --set r
 train "$S/base.lua" >/dev/null 2>&1 || { echo "the base run failed"; exit 1; }
 run=$(ls "$WORK"/runs/base/*.h5 | head -1)
 ckpt=$(ls "$WORK"/runs/base/*/ckpt-*.h5 | head -1)
+"$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --set epochs=1 -q --out "$WORK/tiny_runs" >/dev/null 2>&1 || { echo "the tiny run failed"; exit 1; }
+tiny_run=$(ls "$WORK"/tiny_runs/tiny/*.h5 | head -1)
 bad ckpt.resume_missing 2 "--resume $WORK/none.h5: no such file" -- "$ENGINE" train "$S/base.lua" --resume "$WORK/none.h5"
 printf 'not hdf5' > notes.h5
 bad ckpt.resume_not_hdf5 5 "notes.h5" -- "$ENGINE" train "$S/base.lua" --resume "$WORK/notes.h5"
 head -c 3000 "$ckpt" > cut.h5
 bad ckpt.truncated 5 "cut.h5" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/cut.h5" --set root="$WORK/tiny"
-bad ckpt.other_model 4 "--checkpoint $ckpt: /model/3.bias is not a tensor of this script's model" -- "$ENGINE" eval "$FIX/resume_train.lua" --checkpoint "$ckpt" --set root="$WORK/tiny"
+bad ckpt.other_model 4 "--checkpoint $ckpt: the checkpoint was written for a different model; 8 tensors do not fit:" "/model/1.weight: 256x784 in the checkpoint, 32x784 in this script's model" "/model/4.bias: 10 in this script's model, not in the checkpoint" -- "$ENGINE" eval "$FIX/resume_train.lua" --checkpoint "$ckpt" --set root="$WORK/tiny"
+bad ckpt.other_script 4 "the checkpoint was written by script 'tiny', not by $S/base.lua ('base'): its hyperparameters batch_size, epochs, lr, model do not exist here" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/tiny" --resume "$tiny_run" --out "$WORK/runs"
 bad ckpt.eval_without 2 "--checkpoint is required" -- "$ENGINE" eval "$S/base.lua"
 bad ckpt.eval_not_hdf5 5 "--checkpoint $WORK/notes.h5: not an HDF5 file" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/notes.h5"
 bad search.resume_run_file 5 "is not a search file" -- "$ENGINE" search --resume "$run"
@@ -132,6 +168,27 @@ bad report.not_hdf5 5 "notes.h5 is not an HDF5 file" -- "$ENGINE" report "$WORK/
 bad report.bad_format 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$run" --format xml
 bad report.bad_filter 2 "is not COLUMN OP VALUE" -- "$ENGINE" report "$run" "$run" --filter lr
 bad report.bad_plot 2 "the chart's file must end in .svg or .png" -- "$ENGINE" report "$run" --plot "$WORK/c.gif"
+
+# --- the file system
+bad fs.out_is_a_file 5 "$WORK/notes.h5" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/tiny" -q --out "$WORK/notes.h5"
+bad fs.out_not_writable 5 "/proc/engine-runs" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/tiny" -q --out /proc/engine-runs
+# disk full: a file-size limit (ulimit -f, KiB) that the run file fits in and a checkpoint does not
+bad fs.file_too_large 5 "ckpt-" "File too large" -- bash -c "ulimit -f 400; exec \"$ENGINE\" train \"$S/base.lua\" --set root=\"$WORK/tiny\" -q --out \"$WORK/full\""
+failed_run_file fs.file_too_large "$WORK/full" "File too large"
+# two runs started in the same second get a run file each
+same() { "$ENGINE" train "$S/base.lua" --set root="$WORK/tiny" -q --out "$WORK/same"; }
+mkdir -p same && ( same > same/a.log 2>&1 & same > same/b.log 2>&1 & wait )
+[ "$(ls same/base/*.h5 | wc -l)" = 2 ] && passed=$((passed + 1)) ||
+  { failed=$((failed + 1)); echo "FAIL fs.same_second: $(ls same/base) $(cat same/*.log)"; }
+# the run file deleted while the run writes it
+cat > "$WORK/long.lua" <<LUA
+local spec = dofile('$S/base.lua')
+spec.trainer = function(hp) return {epochs = 100000, log_every = 1} end
+return spec
+LUA
+( sleep 3; rm -f "$WORK"/deleted/base/*.h5 ) &
+bad fs.run_file_deleted 5 "was deleted or replaced during the run" -- timeout 120 "$ENGINE" train "$WORK/long.lua" --set root="$WORK/tiny" -q --out "$WORK/deleted"
+wait
 
 # --- benchmarks
 bad bench.unknown_model 2 "resnet19" -- "$ENGINE" bench --model resnet19

@@ -6,6 +6,7 @@
 
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/data/cifar.hpp"
 #include "engine/data/hdf5_source.hpp"
 #include "engine/data/image_codec.hpp"
@@ -62,11 +63,12 @@ int d_synthetic(lua_State* L) {
     if (!o.has("shape")) throw ArgumentError("data.synthetic: option 'shape' is required");
     std::vector<int64_t> shape;
     for (double v : o.numbers("shape", {})) {
-      if (v != static_cast<double>(static_cast<int64_t>(v))) {
+      const auto size = core::exact_int64(v);
+      if (!size) {
         throw ArgumentError("data.synthetic: shape sizes must be integers, got " +
-                            std::to_string(v));
+                            core::number_string(v));
       }
-      shape.push_back(static_cast<int64_t>(v));
+      shape.push_back(*size);
     }
     return push_pipeline(L, data::Pipeline(std::make_shared<data::SyntheticSource>(
                                 shape, o.integer("classes", 10), o.integer("size", 1024),

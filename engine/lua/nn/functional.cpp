@@ -185,8 +185,7 @@ int f_bce_with_logits(lua_State* L) {
 int f_pad(lua_State* L) {
   return guarded(L, [&] {
     auto& x = check_tensor(L, 1, "nn.F.pad");
-    std::vector<int64_t> pads;
-    for (double v : number_list(L, 2, "nn.F.pad: pad")) pads.push_back(static_cast<int64_t>(v));
+    const auto pads = integer_list(L, 2, "nn.F.pad: pad");
     Options o(L, 3, "nn.F.pad", {"mode", "value"});
     const std::string mode = o.string("mode", "constant");
     F::PadFuncOptions opts(pads);

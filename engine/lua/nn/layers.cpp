@@ -143,9 +143,7 @@ int l_sync_batchnorm(lua_State* L) {
 
 int l_layernorm(lua_State* L) {
   return guarded(L, [&] {
-    std::vector<int64_t> shape;
-    for (double v : number_list(L, 1, "nn.LayerNorm: normalized_shape"))
-      shape.push_back(static_cast<int64_t>(v));
+    const auto shape = integer_list(L, 1, "nn.LayerNorm: normalized_shape");
     Options o(L, 2, "nn.LayerNorm", {"eps", "elementwise_affine"});
     return push_layer<torch::nn::LayerNormImpl>(
         L, torch::nn::LayerNormOptions(shape)
@@ -303,9 +301,7 @@ int l_transformer_encoder_layer(lua_State* L) {
 int l_unflatten(lua_State* L) {
   return guarded(L, [&] {
     const int64_t dim = layer_dim(check_integer(L, 1, "nn.Unflatten"), "nn.Unflatten");
-    std::vector<int64_t> sizes;
-    for (double v : number_list(L, 2, "nn.Unflatten: sizes"))
-      sizes.push_back(static_cast<int64_t>(v));
+    const auto sizes = integer_list(L, 2, "nn.Unflatten: sizes");
     return push_layer<torch::nn::UnflattenImpl>(L, torch::nn::UnflattenOptions(dim, sizes));
   });
 }

@@ -7,11 +7,19 @@
 
 #include <string>
 
+#include "engine/nn/layer_error.hpp"
+
 extern "C" {
 #include <lua.h>
 }
 
 namespace engine::lua {
+
+// A layer called from Lua (net.fc(x)) that rejected its input: the error named by the layer's
+// place under the Lua module whose forward is running ("head.1"), and kept so that this
+// module's forward can raise it again as a LayerError once it has crossed Lua, for the modules
+// above to add their names.
+nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer);
 
 class LuaModuleImpl : public torch::nn::Module {
  public:
@@ -21,6 +29,8 @@ class LuaModuleImpl : public torch::nn::Module {
   // Pushes the Lua object (the table users hold).
   void push_object(lua_State* L) const;
   const std::string& class_name() const { return class_name_; }
+  // "model.lua:12: ", where the object's forward is written ("" when it is not Lua's)
+  std::string forward_location() const;
 
   using torch::nn::Module::register_buffer;
   using torch::nn::Module::register_module;

@@ -99,7 +99,11 @@ int m_forward(lua_State* L) {
       if (n >= 0) return n;
     }
     auto& x = check_tensor(L, 2, "forward");
-    push_tensor(L, nn::forward_layer(box.any, x));
+    try {
+      push_tensor(L, nn::forward_layer(box.any, x));
+    } catch (const nn::LayerError& e) {
+      throw layer_error_from_lua(e, *box.module());
+    }
     return 1;
   });
 }

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
 
@@ -18,6 +20,55 @@ namespace engine::lua {
 namespace {
 
 const char kRuntimeKey = 0;  // its address is the registry key of the owning Runtime
+
+// Module files that returned nothing (their require gave `true`), noted by the require that
+// watch_module_returns installs; a registry table under this key's address.
+const char kModulesWithoutReturn = 0;
+
+// `require` as Lua's, noting each module file it ran that returned nothing.
+const char* const kWatchModuleReturns = R"(
+local without_return = ...
+local require, loaded, searchpath = require, package.loaded, package.searchpath
+_G.require = function(name)
+  local fresh = loaded[name] == nil
+  local value = require(name)
+  if fresh and value == true and type(name) == 'string' then
+    local file = searchpath(name, package.path)
+    if file then without_return[#without_return + 1] = file end
+  end
+  return value
+end
+)";
+
+void watch_module_returns(lua_State* L) {
+  if (luaL_loadbuffer(L, kWatchModuleReturns, std::strlen(kWatchModuleReturns), "=engine") != 0)
+    throw std::logic_error(lua_tostring(L, -1));
+  lua_newtable(L);
+  lua_pushlightuserdata(L, const_cast<char*>(&kModulesWithoutReturn));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+  lua_call(L, 1, 0);
+}
+
+// "attempt to call a boolean value" after a module file returned nothing: the message with a
+// hint that names the file (a module must end with `return M`).
+std::string with_return_hint(lua_State* L, const char* message) {
+  std::string text = message;
+  if (text.find("a boolean value") == std::string::npos) return text;
+  lua_pushlightuserdata(L, const_cast<char*>(&kModulesWithoutReturn));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_istable(L, -1)) {
+    const size_t n = lua_objlen(L, -1);
+    for (size_t i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, static_cast<int>(i));
+      text += std::string(i == 1 ? " (" : "; ") + lua_tostring(L, -1) + " returned nothing";
+      lua_pop(L, 1);
+    }
+    if (n > 0) text += ", so require gave true: a module file must end with `return M`)";
+  }
+  lua_pop(L, 1);
+  return text;
+}
 
 int traceback_handler(lua_State* L) {
   const char* message = lua_tostring(L, 1);
@@ -34,7 +85,7 @@ int traceback_handler(lua_State* L) {
     lua_pushfstring(L, "%s (a function that calls itself without end?)", message);
     return 1;
   }
-  luaL_traceback(L, L, message, 1);
+  luaL_traceback(L, L, with_return_hint(L, message).c_str(), 1);
   return 1;
 }
 
@@ -75,6 +126,7 @@ Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::mo
   lua_pop(L_, 1);
 
   register_libraries(L_);
+  watch_module_returns(L_);
 }
 
 Runtime::~Runtime() {
@@ -214,11 +266,12 @@ double check_number(lua_State* L, int index, const char* function) {
 
 int64_t check_integer(lua_State* L, int index, const char* function) {
   const double v = check_number(L, index, function);
-  if (v != static_cast<double>(static_cast<int64_t>(v))) {
+  const auto whole = core::exact_int64(v);
+  if (!whole) {
     throw ArgumentError(std::string("bad argument #") + std::to_string(index) + " to '" + function +
-                        "' (integer expected, got " + std::to_string(v) + ")");
+                        "' (integer expected, got " + core::number_string(v) + ")");
   }
-  return static_cast<int64_t>(v);
+  return *whole;
 }
 
 std::string check_string(lua_State* L, int index, const char* function) {
@@ -286,10 +339,12 @@ double Options::number(const char* key, double fallback) const {
 
 int64_t Options::integer(const char* key, int64_t fallback) const {
   const double v = number(key, static_cast<double>(fallback));
-  if (v != static_cast<double>(static_cast<int64_t>(v))) {
-    throw ArgumentError(function_ + ": option '" + key + "' must be an integer");
+  const auto whole = core::exact_int64(v);
+  if (!whole) {
+    throw ArgumentError(function_ + ": option '" + key + "' must be an integer, got " +
+                        core::number_string(v));
   }
-  return static_cast<int64_t>(v);
+  return *whole;
 }
 
 bool Options::boolean(const char* key, bool fallback) const {
@@ -412,9 +467,18 @@ std::vector<double> number_list(lua_State* L, int index, const std::string& what
   return out;
 }
 
-std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what, size_t count) {
+std::vector<int64_t> integer_list(lua_State* L, int index, const std::string& what) {
   std::vector<int64_t> out;
-  for (double v : number_list(L, index, what)) out.push_back(static_cast<int64_t>(v));
+  for (double v : number_list(L, index, what)) {
+    const auto whole = core::exact_int64(v);
+    if (!whole) throw ArgumentError(what + ": integers expected, got " + core::number_string(v));
+    out.push_back(*whole);
+  }
+  return out;
+}
+
+std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what, size_t count) {
+  std::vector<int64_t> out = integer_list(L, index, what);
   if (out.size() == 1) out.assign(count, out[0]);
   if (out.size() != count) {
     throw ArgumentError(what + " needs 1 or " + std::to_string(count) + " values, got " +

@@ -110,9 +110,10 @@ inline void raw_get(lua_State* L, int table, const char* key) {
 // its destructor. Each type names itself with a static `kTypeName` member, and the address of
 // that name is the tag. It must be an array (`static constexpr char kTypeName[]`), one object
 // for the whole program: a pointer to a string literal may point to a different copy of the
-// literal in each file (AddressSanitizer builds keep them apart), and the tags would differ. Checking the tag (and the userdata's size) identifies the type without
-// touching the metatable or the registry: this runs several times per tensor operation. Only C
-// code can write a userdata's bytes, so a tag cannot be forged from Lua.
+// literal in each file (AddressSanitizer builds keep them apart), and the tags would differ.
+// Checking the tag (and the userdata's size) identifies the type without touching the metatable or
+// the registry: this runs several times per tensor operation. Only C code can write a userdata's
+// bytes, so a tag cannot be forged from Lua.
 
 // The tag left behind by __gc: the object is destroyed, the userdata may still be reachable
 // (from another finalizer, or through an explicit __gc call), and using it must fail cleanly.
@@ -231,6 +232,10 @@ class Options {
 
 // Reads a Lua list of numbers (or a single number) at index.
 std::vector<double> number_list(lua_State* L, int index, const std::string& what);
+
+// Reads a Lua list of whole numbers (or a single one) at index; anything else (0.5, NaN, 1e300)
+// is an error naming `what`.
+std::vector<int64_t> integer_list(lua_State* L, int index, const std::string& what);
 
 // Sizes given as one number or a list (kernel sizes, strides...), a single number repeated to
 // `count` values; any other length is an error naming `what`.

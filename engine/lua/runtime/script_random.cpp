@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
@@ -60,7 +61,12 @@ int l_randomseed(lua_State* L) {
       throw ArgumentError(std::string("math.randomseed: the seed must be a number, got ") +
                           lua_typename(L, lua_type(L, 1)));
     }
-    generator(L).reseed(static_cast<uint64_t>(static_cast<int64_t>(lua_tonumber(L, 1))));
+    const auto seed = core::exact_int64(lua_tonumber(L, 1));
+    if (!seed) {
+      throw ArgumentError("math.randomseed: the seed must be an integer, got " +
+                          core::number_string(lua_tonumber(L, 1)));
+    }
+    generator(L).reseed(static_cast<uint64_t>(*seed));
     return 0;
   });
 }

@@ -1,6 +1,7 @@
 #include "engine/lua/spec/bench_model.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 
@@ -37,7 +38,7 @@ std::vector<int64_t> shape_at(lua_State* L, int index) {
   for (int i = 1;; ++i) {
     lua_rawgeti(L, index, i);
     const bool number = lua_type(L, -1) == LUA_TNUMBER;
-    if (number) shape.push_back(static_cast<int64_t>(lua_tonumber(L, -1)));
+    if (number) shape.push_back(core::exact_int64(lua_tonumber(L, -1)).value_or(-1));
     lua_pop(L, 1);
     if (!number) break;
   }
@@ -73,7 +74,8 @@ BenchModel load_bench_model(Runtime& runtime, const std::string& model) {
   BenchModel out;
   out.model = model_from(*box);
   out.input_shape = shape_at(L, -4);
-  out.classes = lua_type(L, -3) == LUA_TNUMBER ? static_cast<int64_t>(lua_tonumber(L, -3)) : 0;
+  out.classes =
+      lua_type(L, -3) == LUA_TNUMBER ? core::exact_int64(lua_tonumber(L, -3)).value_or(-1) : 0;
   out.source = lua_tostring(L, -1);
   return out;
 }

@@ -1,6 +1,8 @@
 // The search half of a training script: its hyperparameters' search spaces and its `searcher`
 // table, for engine search (LUA_API.md, "A hyperparameter search").
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 #include "engine/lua/search/space_value.hpp"
 #include "engine/lua/spec/spec_reader.hpp"
@@ -42,7 +44,12 @@ std::optional<search::SearcherConfig> TrainScript::searcher() const {
     c.max_restarts = o.integer("max_restarts", c.max_restarts);
     raw_get(L, t, "max_length");
     if (lua_type(L, -1) == LUA_TNUMBER) {
-      c.max_length = static_cast<int64_t>(lua_tonumber(L, -1));
+      const auto length = core::exact_int64(lua_tonumber(L, -1));
+      if (!length) {
+        throw core::ScriptError("searcher.max_length: a whole number of " + c.unit + ", got " +
+                                core::number_string(lua_tonumber(L, -1)));
+      }
+      c.max_length = *length;
     } else if (lua_istable(L, -1)) {  // Determined's {epochs = 4} or {steps = 500}
       Options length(L, lua_gettop(L), "searcher.max_length", {"epochs", "steps"});
       if (length.has("epochs") == length.has("steps")) {

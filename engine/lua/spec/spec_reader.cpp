@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/data/data_value.hpp"
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_value.hpp"
@@ -63,6 +65,15 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
   } else if (!lua_istable(L, -1)) {
     throw core::ScriptError(path_ + ": 'hparams' must be a table (got " + type_name(L, -1) + ")");
   }
+  // name and description: strings (the run file's folder, the report's heading)
+  for (const char* key : {"name", "description"}) {
+    raw_get(L, spec, key);
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING) {
+      throw core::ScriptError(path_ + ": '" + key + "' must be a string (got " + type_name(L, -1) +
+                              ")");
+    }
+    lua_pop(L, 1);
+  }
   hparams_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, spec);
   spec_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -90,8 +101,23 @@ void TrainScript::call_field(const char* key, int nargs) const {
   lua_State* L = runtime_.state();
   push_field(key);
   if (lua_isfunction(L, -1)) {
+    // where the function is written: an error raised in C++ below a tail call
+    // (`return optim.SGD(params, {...})`) has no Lua line of its own to point at
+    lua_Debug ar{};
+    lua_pushvalue(L, -1);
+    lua_getinfo(L, ">S", &ar);
+    const std::string where = ar.linedefined > 0
+                                  ? std::string(ar.short_src) + ":" + std::to_string(ar.linedefined)
+                                  : std::string();
     lua_insert(L, -(nargs + 1));
-    runtime_.call(nargs, 1);
+    try {
+      runtime_.call(nargs, 1);
+    } catch (const core::ScriptError& e) {
+      static const std::regex kLocated(R"(^[^ :]+\.lua:\d+:)");
+      if (where.empty() || std::regex_search(e.what(), kLocated)) throw;
+      throw core::ScriptError(where + ": " + e.what() + " (in the script's '" + key + "')",
+                              e.traceback(), e.exit_code());
+    }
   } else {
     lua_insert(L, -(nargs + 1));
     lua_pop(L, nargs);
@@ -232,17 +258,39 @@ void TrainScript::assign_hparam(const std::string& key, const io::HParam& value)
 }
 
 void TrainScript::set_hparams(const std::map<std::string, io::HParam>& values,
-                              const std::string& origin) {
+                              const std::string& origin, const std::string& written_by) {
   static const char* const kKinds[] = {"a number", "a boolean", "a string"};
+  std::vector<std::string> known;
+  for_each_hparam([&known](const std::string& name) { known.push_back(name); });
+  std::vector<std::string> unknown, mistyped;
   for (const auto& [key, value] : values) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      unknown.push_back(key);
+      continue;
+    }
     const int type = hparam_type(key, origin);
     const int expected = type == LUA_TNUMBER ? 0 : type == LUA_TBOOLEAN ? 1 : 2;
-    if (static_cast<int>(value.index()) != expected) {
-      throw core::UsageError(origin + ": '" + key + "' is " + kKinds[value.index()] +
-                             " there but " + kKinds[expected] + " in " + path_);
-    }
-    assign_hparam(key, value);
+    if (static_cast<int>(value.index()) != expected)
+      mistyped.push_back("'" + key + "' is " + kKinds[value.index()] + " there but " +
+                         kKinds[expected] + " here");
   }
+  if (!unknown.empty() || !mistyped.empty()) {
+    std::string text = origin + ": the checkpoint was written by ";
+    if (written_by.empty() || written_by == name()) {
+      text += "another script or another version of " + path_ + ":";
+    } else {
+      text += "script '" + written_by + "', not by " + path_ + " ('" + name() + "'):";
+    }
+    if (!unknown.empty())
+      text += " its hyperparameter" + std::string(unknown.size() == 1 ? " " : "s ") +
+              core::join(unknown) + (unknown.size() == 1 ? " does" : " do") + " not exist here";
+    if (!mistyped.empty())
+      text += std::string(unknown.empty() ? " " : "; ") + core::join(mistyped, "; ");
+    std::sort(known.begin(), known.end());
+    text += " (" + path_ + " declares: " + (known.empty() ? "none" : core::join(known)) + ")";
+    throw core::DataError(text);
+  }
+  for (const auto& [key, value] : values) assign_hparam(key, value);
 }
 
 void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
@@ -285,7 +333,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   }
   raw_get(L, t, "validate_every");
   if (lua_type(L, -1) == LUA_TNUMBER) {
-    opts.validate_every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
+    opts.validate_every_steps = core::exact_int64(lua_tonumber(L, -1)).value_or(0);
     if (opts.validate_every_steps < 1)
       throw core::ScriptError(
           path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
@@ -301,7 +349,7 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   auto& ck = opts.checkpoint;
   if (lua_type(L, -1) == LUA_TNUMBER) {
     ck.every_epoch = false;
-    ck.every_steps = static_cast<int64_t>(lua_tonumber(L, -1));
+    ck.every_steps = core::exact_int64(lua_tonumber(L, -1)).value_or(0);
     if (ck.every_steps < 1)
       throw core::ScriptError(path_ +
                               ": trainer checkpoint_every must be 'epoch', a positive "
@@ -546,7 +594,9 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
       lua_pop(L, 1);
     }
   } else if (!lua_isnil(L, -1)) {
-    throw core::ScriptError(path_ + ": 'metrics' must be a list of names such as {'accuracy'}");
+    throw core::ScriptError(path_ +
+                            ": 'metrics' must be a list of names such as {'accuracy'} (got " +
+                            type_name(L, -1) + ")");
   }
   lua_pop(L, 1);
 
@@ -565,7 +615,8 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   call_field("trainer", 1);
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1))
-      throw core::ScriptError(path_ + ": 'trainer' must return a table of options");
+      throw core::ScriptError(path_ + ": 'trainer' must be a table of options or a function " +
+                              "returning one (got " + type_name(L, -1) + ")");
     read_trainer_options(lua_gettop(L), spec.options);
   }
   return spec;

@@ -34,8 +34,11 @@ class TrainScript {
   // A key with dots names an entry of nested tables (--set optimizer.lr=0.1).
   void apply_overrides(const std::vector<std::string>& assignments);
   // Typed values (a checkpoint's hyperparameters); each must exist in hparams with the same
-  // type. origin names where they come from in every error ("--resume runs/a.h5").
-  void set_hparams(const std::map<std::string, io::HParam>& values, const std::string& origin);
+  // type. origin names where they come from in every error ("--resume runs/a.h5"); written_by
+  // is the name of the script that wrote them. Values this script cannot take are a DataError
+  // that says the checkpoint is another script's and lists them.
+  void set_hparams(const std::map<std::string, io::HParam>& values, const std::string& origin,
+                   const std::string& written_by);
   std::map<std::string, io::HParam> hparams() const;
   // The hyperparameters split into search spaces (require 'search') and constants
   // (search_reader.cpp). build() refuses a script that still has spaces: --set gives them values.

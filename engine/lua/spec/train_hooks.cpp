@@ -256,7 +256,9 @@ void LuaHooks::install(int spec, train::TrainSpec& out) {
   raw_get(L, spec, "callbacks");
   if (lua_isnil(L, -1)) return;
   if (!lua_istable(L, -1)) {
-    throw core::ScriptError(path_ + ": 'callbacks' must be a table {on_epoch_end = function..}");
+    throw core::ScriptError(path_ +
+                            ": 'callbacks' must be a table {on_epoch_end = function..} (got " +
+                            type_name(L, -1) + ")");
   }
   const int table = lua_gettop(L);
   lua_pushnil(L);

@@ -3,6 +3,9 @@
 // Lua and converted here (LUA_API.md).
 #include "engine/lua/torch/torch_parts.hpp"
 
+#include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
+
 namespace engine::lua {
 namespace {
 
@@ -10,6 +13,14 @@ using torch::Tensor;
 
 using torch::indexing::Slice;
 using torch::indexing::TensorIndex;
+
+// Entry `what` of an index table, which must be a whole number.
+int64_t index_value(lua_State* L, int index, const std::string& what) {
+  const double v = lua_tonumber(L, index);
+  const auto whole = core::exact_int64(v);
+  if (!whole) throw ArgumentError(what + " must be an integer, got " + core::number_string(v));
+  return *whole;
+}
 
 int64_t element_index(int64_t user_index, int64_t size, int64_t dim) {
   if (user_index >= 1 && user_index <= size) return user_index - 1;
@@ -23,6 +34,10 @@ int64_t element_index(int64_t user_index, int64_t size, int64_t dim) {
 // keeps the whole dimension.
 std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
   std::vector<TensorIndex> out;
+  // Room for every entry up front: a growing vector would move them, and TensorIndex's implicit
+  // move copies a bool member its integer constructor leaves uninitialised (libtorch 1.13's
+  // ATen/TensorIndexing.h), which UBSan reports.
+  out.reserve(static_cast<size_t>(std::max<int64_t>(t.dim(), 1)));
   if (lua_type(L, index) == LUA_TNUMBER) {
     if (t.dim() == 0) throw ArgumentError("cannot index a 0-dim tensor");
     out.emplace_back(element_index(check_integer(L, index, "index"), t.size(0), 0));
@@ -49,7 +64,7 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
     lua_rawgeti(L, index, static_cast<int>(i));
     const int type = lua_type(L, -1);
     if (type == LUA_TNUMBER) {
-      const int64_t v = static_cast<int64_t>(lua_tonumber(L, -1));
+      const int64_t v = index_value(L, -1, "index entry " + std::to_string(i));
       lua_pop(L, 1);
       out.emplace_back(element_index(v, t.size(dim), dim));
     } else if (type == LUA_TTABLE) {
@@ -58,12 +73,12 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
       int64_t a = 1, b = size;
       if (m >= 1) {
         lua_rawgeti(L, -1, 1);
-        a = static_cast<int64_t>(lua_tonumber(L, -1));
+        a = index_value(L, -1, "the start of range " + std::to_string(i));
         lua_pop(L, 1);
       }
       if (m >= 2) {
         lua_rawgeti(L, -1, 2);
-        b = static_cast<int64_t>(lua_tonumber(L, -1));
+        b = index_value(L, -1, "the end of range " + std::to_string(i));
         lua_pop(L, 1);
       } else if (m == 1)
         b = a;
@@ -310,8 +325,7 @@ int m_split(lua_State* L) {
     const int64_t dim = lua_isnoneornil(L, 3) ? 0 : check_dim(L, 3, x.dim(), "split");
     std::vector<Tensor> parts;
     if (lua_istable(L, 2)) {
-      std::vector<int64_t> sizes;
-      for (double v : number_list(L, 2, "split: sizes")) sizes.push_back(static_cast<int64_t>(v));
+      const auto sizes = integer_list(L, 2, "split: sizes");
       parts = x.split_with_sizes(sizes, dim);
     } else {
       parts = x.split(check_integer(L, 2, "split"), dim);

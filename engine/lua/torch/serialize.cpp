@@ -4,6 +4,7 @@
 // that is not a table is stored as the dataset /value.
 #include <cmath>
 
+#include "engine/core/numbers.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
@@ -37,9 +38,8 @@ void write_table(lua_State* L, int index, hid_t group, const std::string& path, 
     std::string key;
     if (lua_type(L, -2) == LUA_TSTRING) {
       key = lua_tostring(L, -2);
-    } else if (lua_type(L, -2) == LUA_TNUMBER &&
-               std::floor(lua_tonumber(L, -2)) == lua_tonumber(L, -2)) {
-      key = std::to_string(static_cast<int64_t>(lua_tonumber(L, -2)));
+    } else if (lua_type(L, -2) == LUA_TNUMBER && core::exact_int64(lua_tonumber(L, -2))) {
+      key = std::to_string(*core::exact_int64(lua_tonumber(L, -2)));
     } else {
       lua_pop(L, 2);
       throw ArgumentError("torch.save: only string and integer keys can be saved (at '" + path +

@@ -63,9 +63,7 @@ std::vector<int64_t> read_shape(lua_State* L, int first, const char* function, i
   std::vector<int64_t> shape;
   int i = first;
   if (lua_istable(L, i) && !test_tensor(L, i) && lua_objlen(L, i) > 0) {
-    for (double v : number_list(L, i, std::string(function) + ": shape")) {
-      shape.push_back(static_cast<int64_t>(v));
-    }
+    shape = integer_list(L, i, std::string(function) + ": shape");
     ++i;
   } else {
     for (; lua_type(L, i) == LUA_TNUMBER; ++i) shape.push_back(check_integer(L, i, function));
