@@ -299,7 +299,7 @@ void print_json(const PointRun& run) {
       {"optimizer_ms", json_figure(r.optimizer_ms)},
       {"peak_resident_bytes", r.peak_resident_bytes},
       {"peak_device_bytes", r.peak_device_bytes}};
-  std::printf("%s\n", line.dump().c_str());
+  std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 void print_text(const PointRun& run) {

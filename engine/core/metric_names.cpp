@@ -13,10 +13,29 @@ bool is_class_count_metric(const std::string& name) {
   return name == "precision" || name == "recall" || name == "f1";
 }
 
+namespace {
+
+std::map<std::string, bool>& declared() {
+  static std::map<std::string, bool> directions;
+  return directions;
+}
+
+}  // namespace
+
 bool larger_is_better(const std::string& metric) {
   const auto dot = metric.rfind('.');
   const std::string name = dot == std::string::npos ? metric : metric.substr(dot + 1);
+  const auto it = declared().find(name);
+  if (it != declared().end()) return it->second;
   return name == "accuracy" || topk_of(name) > 0 || is_class_count_metric(name);
+}
+
+void declare_direction(const std::string& metric, bool larger) {
+  declared()[metric] = larger;
+}
+
+std::map<std::string, bool> declared_directions() {
+  return declared();
 }
 
 }  // namespace engine::core

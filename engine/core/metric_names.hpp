@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace engine::core {
@@ -12,7 +13,14 @@ int64_t topk_of(const std::string& name);
 // precision, recall and f1: metrics computed from per-class counts.
 bool is_class_count_metric(const std::string& name);
 // accuracy, top<k>, precision, recall and f1 grow as a model improves; losses and errors
-// (loss, mse, mae, a script's own metric) shrink. "validation.accuracy" is read by its last part.
+// (loss, mse, mae) shrink, and so does a script's own metric unless it declared otherwise
+// (declare_direction). "validation.accuracy" is read by its last part.
 bool larger_is_better(const std::string& metric);
+
+// A script's own metric and its direction (metrics = {iou = {fn, mode = 'max'}}), for this
+// process: the trainer's best values, early stopping, keep_best and the reports then agree.
+void declare_direction(const std::string& metric, bool larger);
+// Every direction declared so far, by metric name.
+std::map<std::string, bool> declared_directions();
 
 }  // namespace engine::core

@@ -80,7 +80,7 @@ void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& out
         for (int64_t k = 0; k < width; ++k) list.push_back(rounded(p[i][k]));
         line["prediction"] = list;
       }
-      out_ << line.dump() << '\n';
+      out_ << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       continue;
     }
     std::vector<std::string> fields{std::to_string(row)};

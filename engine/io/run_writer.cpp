@@ -100,6 +100,13 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));
   h5::write_attribute(root, "world_size", static_cast<int64_t>(info.world_size));
   h5::write_attribute(root, "seed", static_cast<int64_t>(info.seed));
+  std::string maximized, minimized;
+  for (const auto& [metric, larger] : info.metric_directions) {
+    std::string& names = larger ? maximized : minimized;
+    names += (names.empty() ? "" : ",") + metric;
+  }
+  if (!maximized.empty()) h5::write_attribute(root, "maximized_metrics", maximized);
+  if (!minimized.empty()) h5::write_attribute(root, "minimized_metrics", minimized);
   h5::write_attribute(root, "allocator",
                       std::string(core::allocator_name(core::allocator_in_use())));
   auto script = h5::write_string_dataset(root, "script", info.script_text);

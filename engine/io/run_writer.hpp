@@ -25,6 +25,9 @@ struct RunInfo {
   int threads = 1;
   int world_size = 1;
   uint64_t seed = 0;
+  // A script's own metrics that declared a direction: true when larger is better. Written as
+  // the root attributes maximized_metrics and minimized_metrics (names joined by commas).
+  std::map<std::string, bool> metric_directions;
 };
 
 // When waiting rows are written and flushed: as soon as `rows` wait, or when a row arrives (or

@@ -6,6 +6,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/io/result_file.hpp"
 #include "engine/io/search_file.hpp"
@@ -16,6 +17,21 @@
 
 namespace engine::report {
 namespace {
+
+// The directions a run's script declared for its own metrics (RunInfo::metric_directions), so
+// that "best" in the tables and charts agrees with the trainer's.
+void declare_directions(const io::RunFile& run) {
+  for (const auto& [attribute, larger] :
+       {std::pair{"maximized_metrics", true}, std::pair{"minimized_metrics", false}}) {
+    std::string names = run.text(attribute);
+    size_t start = 0;
+    while (start < names.size()) {
+      const size_t comma = std::min(names.find(',', start), names.size());
+      if (comma > start) core::declare_direction(names.substr(start, comma - start), larger);
+      start = comma + 1;
+    }
+  }
+}
 
 namespace fs = std::filesystem;
 
@@ -163,7 +179,10 @@ Report make_report(const ReportRequest& request, Figure* figure) {
   Report report;
   std::vector<io::RunFile> runs;
   if (!files.runs.empty()) {
-    for (const auto& path : files.runs) runs.push_back(io::read_run_file(path));
+    for (const auto& path : files.runs) {
+      runs.push_back(io::read_run_file(path));
+      declare_directions(runs.back());
+    }
     const bool one_file = runs.size() == 1 && files.benchmarks.empty() && searches.empty() &&
                           request.inputs.size() == 1 && !fs::is_directory(request.inputs.front());
     if (one_file) {

@@ -192,7 +192,7 @@ std::string render(const Table& table, Format format) {
     case Format::kJson:
       break;
   }
-  return json_records(table).dump(2) + "\n";
+  return json_records(table).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render(const Report& report, Format format) {
@@ -203,7 +203,7 @@ std::string render(const Report& report, Format format) {
     if (tables.size() == 1) return render(tables.front(), format);
     Json object;
     for (const auto& t : tables) object[t.name] = json_records(t);
-    return object.dump(2) + "\n";
+    return object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   std::string out;
   for (size_t i = 0; i < tables.size(); ++i) out += (i ? "\n" : "") + render(tables[i], format);

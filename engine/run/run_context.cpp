@@ -8,6 +8,7 @@
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
 
 namespace engine::run {
@@ -99,6 +100,7 @@ io::RunInfo RunContext::run_info() const {
   info.threads = request_.threads;
   info.world_size = world_size_;
   info.seed = seed_;
+  info.metric_directions = core::declared_directions();
   return info;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Resident memory over a long run and over a 200-point in-process sweep (docs/reliability.md):
-# runs long_run.lua and sweep_200.lua with ENGINE, samples the process's VmRSS every half second
+# runs long_run.lua and sweep_200.lua with ENGINE, samples the process's VmRSS five times a second
 # and prints it at 5%, 25%, 50%, 75% and 100% of each run, with the largest sample.
 #   scripts/reliability/memory_flatness.sh build/bin/engine /tmp/flatness
 set -euo pipefail
@@ -20,7 +20,7 @@ run() {
     local kb
     kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2> /dev/null || true)
     [ -n "$kb" ] && echo "$((SECONDS - start)) $kb" >> "$out/$name.rss"
-    sleep 0.5
+    sleep 0.2
   done
   wait "$pid" || { echo "$name failed:"; tail -5 "$out/$name.log"; return 1; }
   awk -v name="$name" '{t[NR] = $1; kb[NR] = $2; if ($2 > max) max = $2}
@@ -36,4 +36,4 @@ run() {
 }
 
 run long_run "$engine" train "$here/long_run.lua" --out "$out/runs" --threads 1
-run sweep_200 "$engine" bench "$here/sweep_200.lua" --out "$out/bench" --threads 1
+run sweep_200 "$engine" bench "$here/sweep_200.lua" --isolate none --out "$out/bench"

@@ -1,13 +1,13 @@
--- 200 benchmark points in one process for docs/reliability.md: mlp and lenet5, training and
+-- 200 benchmark points in one process (--isolate none) for docs/reliability.md: mlp and lenet5, training and
 -- inference, five batch sizes, ten repeats of each (_repeat is the script's own label, never
 -- passed to a point). Each point's peak resident memory is in the results; after the first
 -- points of each kind it stays where it is:
---   engine bench scripts/reliability/sweep_200.lua --out /tmp/sweep200
+--   engine bench scripts/reliability/sweep_200.lua --isolate none --out /tmp/sweep200
 --   engine report /tmp/sweep200 --rows _repeat --cols batch_size --value peak_resident_mb
 return {
   kind = 'benchmark',
   name = 'sweep_200',
-  parameters = { num_warmup_batches = 1, num_batches = 5, threads = 1 },
+  parameters = { num_warmup_batches = 2, num_batches = 40, threads = 1 },
   variables = {
     _repeat = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
     model = {'mlp', 'lenet5'},

@@ -231,6 +231,27 @@ $b"
     h5dump -d /metrics/train/loss_scale "$run" | grep -q 32768 || fail "no loss_scale series"
     h5dump -d /metrics/data/overflow_skipped_steps "$run" | grep -q '(0): 1' ||
       fail "no overflow_skipped_steps row"
+    # a script's own metric with a declared direction: its best is its largest value for the
+    # trainer (keep_best) and for engine report alike, and the run file records the direction
+    cat > rising.lua <<LUA
+local spec = dofile('$FIX/hooks_train.lua')
+local calls = 0
+spec.metrics = {'accuracy', rising = {function(output, target) calls = calls + 1; return calls end, mode = 'max'}}
+spec.trainer = function(hp) return {epochs = 3, log_every = 4, keep_best = 'validation.rising'} end
+return spec
+LUA
+    expect 0 "run file:" -- "$ENGINE" train rising.lua --set root="$WORK/tiny" --out "$WORK/rising"
+    run=$(ls "$WORK"/rising/hooks/*.h5)
+    h5dump -a /maximized_metrics "$run" | grep -q '"rising"' || fail "no maximized_metrics"
+    last=$(h5dump -d /metrics/validation/rising "$run" | grep -o '[0-9.]*' | tail -1)
+    "$ENGINE" report "$run" --format csv | grep -q "^validation,rising,3,$last,[0-9]*,$last," ||
+      fail "engine report's best of rising is not its largest value: $("$ENGINE" report "$run" --format csv | grep rising)"
+    # keep_best keeps the best beside the last two: with 'max' that is the last, so the first
+    # epoch's checkpoint goes (with 'min' it would stay)
+    [ "$(ls "$WORK"/rising/hooks/*/)" = "$(printf 'ckpt-26.h5\nckpt-39.h5')" ] ||
+      fail "keep_best kept $(ls "$WORK"/rising/hooks/*/ | tr '\n' ' ')"
+    printf 'local s = dofile("%s")\ns.metrics = {odd = {function() return 1 end, mode = "up"}}\nreturn s\n' "$FIX/hooks_train.lua" > badmode.lua
+    expect 3 "metrics.odd.mode must be 'min' or 'max' (got 'up')" -- "$ENGINE" train badmode.lua --set root="$WORK/tiny"
     ;;
   eval_predict)
     # the worked tabular example: train briefly, then evaluate and predict from its checkpoints

@@ -1,9 +1,23 @@
 // Part of require 'optim': the learning-rate schedulers (closed forms, LambdaLR, SequentialLR,
 // OneCycleLR, ReduceLROnPlateau) and their methods (step, lr).
+#include "engine/core/format.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/lua/optim/optim_parts.hpp"
 
 namespace engine::lua {
 namespace {
+
+// Steps or epochs given as Lua numbers: whole numbers, or an error naming the option.
+std::vector<int64_t> whole_numbers(const std::vector<double>& values, const std::string& what) {
+  std::vector<int64_t> out;
+  for (double v : values) {
+    const auto whole = core::exact_int64(v);
+    if (!whole)
+      throw ArgumentError(what + ": whole numbers expected, got " + core::number_string(v));
+    out.push_back(*whole);
+  }
+  return out;
+}
 
 int push_scheduler(lua_State* L, OptimizerBox& opt, train::Rate rate, const std::string& step_mode,
                    const char* name) {
@@ -43,8 +57,8 @@ int o_multi_step_lr(lua_State* L) {
     Options o(L, 2, "optim.MultiStepLR", {"milestones", "gamma", "step_mode"});
     if (!o.has("milestones"))
       throw ArgumentError("optim.MultiStepLR: option 'milestones' is required");
-    std::vector<int64_t> milestones;
-    for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
+    const auto milestones =
+        whole_numbers(o.numbers("milestones", {}), "optim.MultiStepLR: milestones");
     return push_scheduler(L, opt, train::multi_step_rate(milestones, o.number("gamma", 0.1)),
                           o.string("step_mode", "epoch"), "MultiStepLR");
   });
@@ -118,8 +132,8 @@ int o_sequential_lr(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "optim.SequentialLR");
     Options o(L, 2, "optim.SequentialLR", {"schedulers", "milestones", "step_mode"});
-    std::vector<int64_t> milestones;
-    for (double m : o.numbers("milestones", {})) milestones.push_back(static_cast<int64_t>(m));
+    const auto milestones =
+        whole_numbers(o.numbers("milestones", {}), "optim.SequentialLR: milestones");
     o.push_field("schedulers");
     if (!lua_istable(L, -1)) {
       throw ArgumentError("optim.SequentialLR: schedulers must be a list of schedulers");

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/core/format.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/core/numbers.hpp"
 #include "engine/lua/data/data_value.hpp"
 #include "engine/lua/nn/module_value.hpp"
@@ -543,6 +544,54 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   spec.optimizer_name = optimizer->name;
   hooks_->set_ctx_field("optimizer", -1);
 
+  // metrics = {'accuracy', 'top5', iou = function(output, target) ... end}, read before the
+  // scheduler and trainer, whose watched metrics take a declared direction ({fn, mode = 'max'})
+  push_field("metrics");
+  if (lua_istable(L, -1)) {
+    const int table = lua_gettop(L);
+    const size_t n = lua_objlen(L, table);
+    for (size_t i = 1; i <= n; ++i) {
+      lua_rawgeti(L, table, static_cast<int>(i));
+      if (lua_type(L, -1) != LUA_TSTRING)
+        throw core::ScriptError(path_ + ": metrics[" + std::to_string(i) +
+                                "] must be a metric name such as 'accuracy'");
+      spec.metrics.push_back(lua_tostring(L, -1));
+      lua_pop(L, 1);
+      train::check_metric_name(spec.metrics.back());
+    }
+    lua_pushnil(L);
+    while (lua_next(L, table) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        const std::string metric = lua_tostring(L, -2);
+        // iou = function(output, target) ... end, or {function ... end, mode = 'max'}
+        if (lua_istable(L, -1)) {
+          raw_get(L, lua_gettop(L), "mode");
+          const std::string mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+          lua_pop(L, 1);
+          if (mode != "min" && mode != "max") {
+            throw core::ScriptError(path_ + ": metrics." + metric +
+                                    ".mode must be 'min' or 'max' (got '" + mode + "')");
+          }
+          core::declare_direction(metric, mode == "max");
+          lua_rawgeti(L, -1, 1);
+          lua_remove(L, -2);
+        }
+        if (!lua_isfunction(L, -1)) {
+          throw core::ScriptError(path_ + ": metrics." + metric +
+                                  " must be a function(output, target) returning a number, or "
+                                  "{function, mode = 'max'}");
+        }
+        spec.custom_metrics.push_back(hooks_->metric(metric, -1));
+      }
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    throw core::ScriptError(path_ +
+                            ": 'metrics' must be a list of names such as {'accuracy'} (got " +
+                            type_name(L, -1) + ")");
+  }
+  lua_pop(L, 1);
+
   // scheduler(optimizer, hp), optional
   push_field("scheduler");
   const bool has_scheduler = !lua_isnil(L, -1);
@@ -566,39 +615,6 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);  // optimizer
-
-  // metrics = {'accuracy', 'top5', iou = function(output, target) ... end}
-  push_field("metrics");
-  if (lua_istable(L, -1)) {
-    const int table = lua_gettop(L);
-    const size_t n = lua_objlen(L, table);
-    for (size_t i = 1; i <= n; ++i) {
-      lua_rawgeti(L, table, static_cast<int>(i));
-      if (lua_type(L, -1) != LUA_TSTRING)
-        throw core::ScriptError(path_ + ": metrics[" + std::to_string(i) +
-                                "] must be a metric name such as 'accuracy'");
-      spec.metrics.push_back(lua_tostring(L, -1));
-      lua_pop(L, 1);
-      train::check_metric_name(spec.metrics.back());
-    }
-    lua_pushnil(L);
-    while (lua_next(L, table) != 0) {
-      if (lua_type(L, -2) == LUA_TSTRING) {
-        const std::string metric = lua_tostring(L, -2);
-        if (!lua_isfunction(L, -1)) {
-          throw core::ScriptError(path_ + ": metrics." + metric +
-                                  " must be a function(output, target) returning a number");
-        }
-        spec.custom_metrics.push_back(hooks_->metric(metric, -1));
-      }
-      lua_pop(L, 1);
-    }
-  } else if (!lua_isnil(L, -1)) {
-    throw core::ScriptError(path_ +
-                            ": 'metrics' must be a list of names such as {'accuracy'} (got " +
-                            type_name(L, -1) + ")");
-  }
-  lua_pop(L, 1);
 
   // train_batch, evaluate_batch, callbacks
   lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
