@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/numbers.hpp"
@@ -21,6 +22,26 @@
 
 namespace engine::lua {
 namespace {
+
+const char* const kTrainerOptions[] = {
+    "epochs",           "steps",     "validate_every", "log_every",      "checkpoint_every",
+    "keep_checkpoints", "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value",
+    "accumulate",       "precision", "loss_scale",     "early_stopping", "on_nan",
+    "sync_batchnorm"};
+
+// The line where `key = ` is first written after `trainer =` (spec.trainer = too) in a script's
+// text; 0 when it cannot be found.
+int64_t trainer_option_line(const std::string& text, const std::string& key) {
+  std::smatch found;
+  if (key.empty() || !std::regex_search(text, found, std::regex(R"((^|[^A-Za-z0-9_])trainer\s*=)")))
+    return 0;
+  const auto from = static_cast<size_t>(found.position(0));
+  const std::string rest = text.substr(from);
+  if (!std::regex_search(rest, found, std::regex("(^|[^A-Za-z0-9_])" + key + R"(\s*=[^=])")))
+    return 0;
+  const auto at = from + static_cast<size_t>(found.position(0)) + found[1].length();
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+}
 
 const std::set<std::string> kTopLevelFields = {
     "name",    "description", "seed",           "hparams",   "model",
@@ -319,13 +340,44 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
   }
 }
 
+void TrainScript::throw_with_trainer_line(const core::Error& error) const {
+  // the trainer option the message is about: a misspelt one it quotes, else the first option
+  // it names (before any list of the accepted ones)
+  std::string message = error.what(), key;
+  const std::string unknown = "unknown option '";
+  if (const auto at = message.find(unknown); at != std::string::npos) {
+    const auto start = at + unknown.size();
+    key = message.substr(start, message.find('\'', start) - start);
+  } else {
+    const std::string named = message.substr(0, message.find(" (accepted"));
+    size_t first = std::string::npos;
+    for (const char* name : kTrainerOptions) {
+      for (const char* before : {"'", " "}) {
+        const auto at = named.rfind(name, 0) == 0 ? 0 : named.find(before + std::string(name));
+        if (at < first) {
+          first = at;
+          key = name;
+        }
+      }
+    }
+  }
+  if (message.rfind(path_, 0) == 0) message = message.substr(path_.size() + 2);
+  std::string text;
+  try {
+    const auto bytes = core::read_file(path_);
+    text.assign(bytes.begin(), bytes.end());
+  } catch (const core::Error&) {
+  }
+  const int64_t line = trainer_option_line(text, key);
+  message = path_ + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
+  if (dynamic_cast<const core::UsageError*>(&error)) throw core::UsageError(message);
+  throw core::ScriptError(message, {}, error.exit_code());
+}
+
 void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const {
   lua_State* L = runtime_.state();
-  Options o(
-      L, t, "trainer",
-      {"epochs", "steps", "validate_every", "log_every", "checkpoint_every", "keep_checkpoints",
-       "keep_best", "clip_grad_norm", "clip_norm_type", "clip_grad_value", "accumulate",
-       "precision", "loss_scale", "early_stopping", "on_nan", "sync_batchnorm"});
+  Options o(L, t, "trainer",
+            std::vector<const char*>(std::begin(kTrainerOptions), std::end(kTrainerOptions)));
   opts.epochs = o.integer("epochs", 1);
   opts.steps = o.integer("steps", 0);
   opts.log_every = o.integer("log_every", 50);
@@ -633,7 +685,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
     if (!lua_istable(L, -1))
       throw core::ScriptError(path_ + ": 'trainer' must be a table of options or a function " +
                               "returning one (got " + type_name(L, -1) + ")");
-    read_trainer_options(lua_gettop(L), spec.options);
+    try {
+      read_trainer_options(lua_gettop(L), spec.options);
+    } catch (const core::Error& e) {
+      throw_with_trainer_line(e);
+    }
   }
   return spec;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/errors.hpp"
 #include "engine/io/hparam.hpp"
 #include "engine/search/searcher.hpp"
 #include "engine/search/space.hpp"
@@ -64,6 +65,9 @@ class TrainScript {
   // arguments are on the stack already.
   void call_field(const char* key, int nargs) const;
   void read_trainer_options(int table, train::TrainerOptions& options) const;
+  // Throws `error` again with the script's path in front and the line of the trainer option it
+  // names at its end ("... (cnn.lua:14)"), as the same type.
+  [[noreturn]] void throw_with_trainer_line(const core::Error& error) const;
   void read_loss_scale(int table, train::LossScaling& scaling) const;
 
   Runtime& runtime_;
