@@ -80,7 +80,8 @@ int64_t Bytes::in_range(int64_t lo, int64_t hi) {
 }
 
 std::string Bytes::text(size_t max_length) {
-  const size_t length = std::min<size_t>(byte(), std::min(max_length, size_));
+  const size_t wanted = byte();  // first: it shortens what is left
+  const size_t length = std::min(wanted, std::min(max_length, size_));
   std::string out(reinterpret_cast<const char*>(data_), length);
   data_ += length;
   size_ -= length;

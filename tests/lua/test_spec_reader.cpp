@@ -61,10 +61,10 @@ TEST_CASE("loss_scale: on by default with float16 only; 'dynamic', false or a se
 
 TEST_CASE("bad loss_scale values name the script and the field") {
   CHECK_THROWS_WITH_AS(read_options("{loss_scale = 'static'}"),
-                       doctest::Contains("s.lua: trainer loss_scale must be 'dynamic'"),
+                       doctest::Contains("s.lua:7: trainer loss_scale must be 'dynamic'"),
                        core::ScriptError);
   CHECK_THROWS_WITH_AS(read_options("{loss_scale = {backoff_factor = 2}}"),
-                       doctest::Contains("s.lua: trainer loss_scale backoff_factor"),
+                       doctest::Contains("s.lua:7: trainer loss_scale backoff_factor"),
                        core::ScriptError);
   CHECK_THROWS_WITH_AS(read_options("{loss_scale = {init = 8}}"),
                        doctest::Contains("unknown option 'init'"), core::ScriptError);
