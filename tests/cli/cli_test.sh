@@ -320,6 +320,16 @@ LUA
       --set max_steps=12 --set warmup_steps=4 --out "$WORK/runs" --threads 2
     run=$(ls "$WORK"/runs/fashion_mnist_modern/*.h5)
     h5dump -d /metrics/train/lr "$run" >/dev/null || fail "no lr series"
+    # pytorch/examples' polynomial regression: under 1e-3, and the learned function is the true one
+    out=$("$ENGINE" run "$REPO/scripts/regression.lua" 2>&1) || fail "regression.lua failed: $out"
+    printf '%s' "$out" | grep -qE '^Loss: 0\.000[0-9]+ after [0-9]+ batches$' || fail "no loss under 1e-3: $out"
+    learned=$(printf '%s' "$out" | sed -n 's/^==> Learned function:\t//p')
+    actual=$(printf '%s' "$out" | sed -n 's/^==> Actual function:\t//p')
+    [ -n "$learned" ] && [ -n "$actual" ] || fail "the functions are not printed: $out"
+    awk -v a="$learned" -v b="$actual" 'BEGIN {
+      n = split(a, x, " "); split(b, y, " ")
+      for (i = 3; i <= n; i += 2) { d = x[i] - y[i]; if (d < -0.2 || d > 0.2) exit 1 }
+    }' || fail "the learned function is far from the true one: $out"
     ;;
   bench)
     expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \
