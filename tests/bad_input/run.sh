@@ -100,6 +100,7 @@ bad script.train_batch_number 3 "field_train_batch.lua: 'train_batch' must be a 
 bad script.evaluate_batch_string 3 "field_evaluate_batch.lua: 'evaluate_batch' must be a function" -- train "$(field evaluate_batch evaluate_batch "'x'")"
 bad script.callbacks_number 3 "field_callbacks.lua: 'callbacks' must be a table" "(got number)" -- train "$(field callbacks callbacks 2)"
 bad script.trainer_number 3 "field_trainer.lua: 'trainer' must be a table of options or a function returning one (got number)" -- train "$(field trainer trainer 7)"
+bad script.trainer_key_symbols 3 "trainer: unknown option 'log(every'" -- train "$(field trainer_key_symbols trainer "{['log(every'] = 2}")"
 bad script.seed_string 3 "field_seed.lua: 'seed' must be a non-negative number" -- train "$(field seed seed "'one'")"
 bad script.missing 2 "script not found: $WORK/none.lua" -- "$ENGINE" train "$WORK/none.lua"
 bad script.folder 2 "not a file: $WORK" -- "$ENGINE" train "$WORK"

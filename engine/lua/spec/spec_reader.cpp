@@ -37,7 +37,10 @@ int64_t trainer_option_line(const std::string& text, const std::string& key) {
     return 0;
   const auto from = static_cast<size_t>(found.position(0));
   const std::string rest = text.substr(from);
-  if (!std::regex_search(rest, found, std::regex("(^|[^A-Za-z0-9_])" + key + R"(\s*=[^=])")))
+  // the key is the script's own text (a misspelt option may hold any character): escaped
+  const std::string literal =
+      std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+  if (!std::regex_search(rest, found, std::regex("(^|[^A-Za-z0-9_])" + literal + R"(\s*=[^=])")))
     return 0;
   const auto at = from + static_cast<size_t>(found.position(0)) + found[1].length();
   return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
