@@ -1,8 +1,10 @@
 -- ResNet-20 on CIFAR-10 (He et al. 2016): SGD with momentum and weight decay, a multi-step
 -- schedule, random crops with 4 pixels of padding and horizontal flips.
 --   engine train scripts/cifar_resnet.lua
--- Without CIFAR-10 (datasets/README.md says where it goes) the script trains on synthetic
--- images of the same shape, so it runs anywhere; say so with --set synthetic=true to force it.
+-- Get CIFAR-10 first with `datasets/fetch cifar10` (162 MB, checked against the published MD5;
+-- offline: `datasets/fetch cifar10 --file PATH/cifar-10-binary.tar.gz` with a copy made
+-- elsewhere). Without it the script trains on synthetic images of the same shape, so it runs
+-- anywhere; --set synthetic=true forces that.
 local nn, optim, data, engine = require 'nn', require 'optim', require 'data', require 'engine'
 
 local MEAN, STD = {0.4914, 0.4822, 0.4465}, {0.2470, 0.2435, 0.2616}
@@ -22,7 +24,8 @@ return {
       train, test = data.cifar10{root = root, split = 'train'}, data.cifar10{root = root, split = 'test'}
     else
       engine.warn('CIFAR-10 not found (' .. tostring(root):match('[^\n]*') ..
-                  '): training on synthetic 3x32x32 images instead')
+                  '): training on synthetic 3x32x32 images instead; ' ..
+                  'datasets/fetch cifar10 gets the real set')
       train = data.synthetic{shape = {3, 32, 32}, classes = 10, size = hp.synthetic_size, seed = 1}
       test = data.synthetic{shape = {3, 32, 32}, classes = 10, size = hp.synthetic_size / 4, seed = 2}
     end

@@ -24,7 +24,11 @@ std::vector<std::string> name_variants(const std::string& name) {
 }
 
 std::string how_to_get(const std::string& name) {
-  if (name == "mnist") return "run `datasets/fetch mnist` from the engine's folder";
+  if (name == "mnist" || name == "cifar10" || name == "cifar100") {
+    return "run `datasets/fetch " + name +
+           "` from the engine's folder (without network: " + "`datasets/fetch " + name +
+           " --file PATH` with a copy of its archive, datasets/README.md)";
+  }
   if (name == "fashion-mnist" || name == "fashion_mnist") {
     return "install Debian's package: apt-get install dataset-fashion-mnist";
   }
