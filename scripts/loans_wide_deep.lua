@@ -6,10 +6,11 @@
 --       --input runs/data/loans/new_loans.csv --output predictions.csv
 -- data.csv standardises the numeric columns and maps the categorical ones through the training
 -- split's vocabulary; the statistics travel in every checkpoint, so engine predict reads new
--- rows exactly as training did. The train_batch / evaluate_batch hooks hand the categorical
--- ids, the numeric columns and the crossed features to the model.
+-- rows exactly as training did. A batch holds two inputs, the numeric columns (`input`) and the
+-- categorical ids (`categorical`): the trainer hands both to the model's forward as one table,
+-- and the model crosses housing x purpose and region x job itself (`crosses`), so no
+-- train_batch hook is needed for train, eval, predict or bench.
 local nn, optim, data = require 'nn', require 'optim', require 'data'
-local torch = require 'torch'
 
 local REGIONS = {'north', 'south', 'east', 'west', 'centre', 'islands'}
 local JOBS = {'clerk', 'engineer', 'farmer', 'nurse', 'retail', 'student', 'teacher', 'trades'}
@@ -54,28 +55,15 @@ local function write_tables(root)
   end
 end
 
--- crossed features: housing x purpose, region x job, as bucket ids after one another
-local function crossed(categorical)
-  local region, job = categorical:select(2, 1), categorical:select(2, 2)
-  local housing, purpose = categorical:select(2, 3), categorical:select(2, 4)
-  local a = (housing - 1) * CARDINALITIES[4] + purpose
-  local b = (region - 1) * CARDINALITIES[2] + job + CARDINALITIES[3] * CARDINALITIES[4]
-  return torch.stack({a, b}, 2)
-end
-local CROSSED_BUCKETS = CARDINALITIES[3] * CARDINALITIES[4] + CARDINALITIES[1] * CARDINALITIES[2]
-
-local function forward(ctx, batch)
-  return ctx.model(batch.categorical, batch.input, crossed(batch.categorical))
-end
-
 return {
   name = 'loans',
   seed = 1,
   hparams = { root = 'runs/data/loans', lr = 3e-3, batch_size = 128, epochs = 8 },
 
   model = function(hp)
+    -- crossed: housing x purpose, region x job (positions in the categorical columns below)
     return nn.model('wide_deep', {categorical = CARDINALITIES, numeric = 5,
-                                  crossed = CROSSED_BUCKETS, embedding_dim = 6,
+                                  crosses = {{3, 4}, {1, 2}}, embedding_dim = 6,
                                   hidden = {32, 16}, num_classes = 2})
   end,
 
@@ -100,16 +88,4 @@ return {
   optimizer = function(params, hp) return optim.AdamW(params, {lr = hp.lr}) end,
   metrics = {'accuracy', 'f1'},
   trainer = function(hp) return {epochs = hp.epochs, log_every = 10, keep_best = 'validation.f1'} end,
-
-  train_batch = function(ctx, batch, hp)
-    local out = forward(ctx, batch)
-    local loss = ctx.loss(out, batch.target)
-    ctx:backward(loss)
-    ctx:step()
-    return {loss = loss, output = out}
-  end,
-  evaluate_batch = function(ctx, batch, hp)
-    local out = forward(ctx, batch)
-    return {loss = batch.target and ctx.loss(out, batch.target) or nil, output = out}
-  end,
 }

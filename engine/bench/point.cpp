@@ -11,6 +11,7 @@
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/dist/group.hpp"
+#include "engine/train/batch_forward.hpp"
 #include "engine/train/evaluator.hpp"
 #include "engine/train/precision.hpp"
 #include "engine/train/sgd.hpp"
@@ -31,8 +32,15 @@ void check_options(const PointOptions& o) {
     throw core::UsageError("--num_warmup_batches must be 0 or more, got " +
                            std::to_string(o.warmup_batches));
   }
-  if (o.input_shape.empty()) throw core::UsageError("the model's input shape is not known");
+  if (o.input_shape.empty() && !o.example_batch) {
+    throw core::UsageError("the model's input shape is not known");
+  }
   for (int64_t d : o.input_shape) positive(d, "every input dimension");
+  if (o.example_batch && o.data.real && o.phase != Phase::kDataIngestion) {
+    throw core::UsageError(
+        "--data real reads one input per sample; this model's batches (its example_input) are "
+        "timed with --data synthetic");
+  }
   train::check_precision(o.precision, o.device);
 }
 
@@ -138,7 +146,12 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   };
 
   model.module->to(o.device);
-  batch.input = torch::randn(batch_shape(o)).to(o.device);
+  if (o.example_batch) {
+    batch = o.example_batch(o.batch_size);
+    batch.move_to(o.device);
+  } else {
+    batch.input = torch::randn(batch_shape(o)).to(o.device);
+  }
   batch.target = torch::randint(0, o.classes, {o.batch_size}, torch::kInt64).to(o.device);
 
   train::TrainSpec spec;
@@ -164,7 +177,7 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   {
     torch::NoGradGuard no_grad;
     train::AutocastScope autocast(o.precision, o.device);
-    log_probabilities = outputs_log_probabilities(model.forward(batch.input));
+    log_probabilities = outputs_log_probabilities(train::forward_batch(model, batch, o.device));
   }
   spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
                                                            : nn::Loss::Kind::kCrossEntropy);
@@ -176,8 +189,10 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   // feed's.
   // (in a data-parallel point the world's batch, of which each rank takes batch_size)
   const int64_t world = o.group ? o.group->size() : 1;
+  const auto sample_shape =
+      o.input_shape.empty() ? batch.input.sizes().slice(1).vec() : o.input_shape;
   spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
-                                       o.input_shape, o.classes, o.batch_size * world, o.seed))
+                                       sample_shape, o.classes, o.batch_size * world, o.seed))
                         .batch(o.batch_size * world);
   spec.options.checkpoint.folder.clear();
   train::Trainer trainer(spec, {}, {}, o.group);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ const char* phase_name(Phase phase);
 
 struct PointOptions {
   std::vector<int64_t> input_shape;  // one sample, e.g. {1, 28, 28}
+  // Models of several inputs (or of inputs that are not images or feature vectors): a batch of
+  // `batch_size` inputs made by the model itself (its example_input), used instead of
+  // input_shape's random batch.
+  std::function<data::Batch(int64_t batch_size)> example_batch;
   int64_t classes = 10;
   int64_t batch_size = 32;
   int64_t warmup_batches = 2;

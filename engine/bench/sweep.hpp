@@ -46,6 +46,7 @@ struct Extension {
 
 struct SweepSpec {
   std::string name;
+  std::string description;  // the script's, written to the benchmark file
   Params parameters;
   std::map<std::string, std::vector<Value>> variables;
   std::vector<std::string> order;  // outermost loop first; variables it leaves out follow, by name

@@ -205,6 +205,15 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
   return o;
 }
 
+// "categorical [8], input [5]": the inputs of a batch by name, with one sample's shape.
+std::string example_shapes(const data::Batch& batch) {
+  std::string text;
+  for (const auto& [name, tensor] : batch.named_inputs()) {
+    text += (text.empty() ? "" : ", ") + name + " " + core::shape_string(tensor.sizes().slice(1));
+  }
+  return text;
+}
+
 // Runs the point the flags describe; throws what the point throws.
 PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* group = nullptr) {
   if (!flags.count("model")) {
@@ -226,7 +235,8 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* gr
                                              : model.input_shape;
   const int64_t classes = flags["num_classes"].as<int64_t>();
   o.classes = classes > 0 ? classes : model.classes;
-  if (o.input_shape.empty()) {
+  o.example_batch = model.example_batch;
+  if (o.input_shape.empty() && !o.example_batch) {
     throw core::UsageError(run.model +
                            " does not say its input shape: give --input_shape (1,28,28) or set "
                            "the class's input_shape field");
@@ -259,7 +269,9 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* gr
   run.point.details["max_ms"] = s.max_ms;
   run.point.details["loss"] = result.loss;
   run.point.details["not_applicable"] = core::join(run.not_applicable);
-  run.point.details["input_shape"] = core::shape_string(o.input_shape);
+  // a model that makes its own batches: the shapes of one, by input
+  run.point.details["input_shape"] =
+      o.example_batch ? example_shapes(o.example_batch(1)) : core::shape_string(o.input_shape);
   run.point.details["classes"] = o.classes;
   for (const auto& [name, value] : bench::machine_state()) run.point.details[name] = value;
   return run;

@@ -180,6 +180,7 @@ int bench_sweep(const std::vector<std::string>& args) {
 
   io::BenchInfo info;
   info.name = spec.name;
+  info.description = spec.description;
   info.command = "engine bench " + core::join(args, " ");
   info.script_path = script;
   info.script_text = read_file(script);

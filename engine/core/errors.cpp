@@ -3,10 +3,26 @@
 #include <c10/util/Exception.h>
 
 namespace engine::core {
+namespace {
+
+// `text` with a hint appended when it is libtorch's "not implemented for 'Half'": float16
+// arithmetic on the CPU, and what to use instead.
+std::string with_float16_hint(std::string text) {
+  // libtorch 1.13's CPU kernels: "addmm_impl_cpu_" not implemented for 'Half'
+  if (text.find("not implemented for 'Half'") != std::string::npos &&
+      text.find("float16 arithmetic") == std::string::npos) {
+    text +=
+        " (float16 arithmetic is not implemented on the CPU by this libtorch: on the CPU use "
+        "float32, or bfloat16 (precision = 'bfloat16', x:to('bfloat16')); float16 needs CUDA)";
+  }
+  return text;
+}
+
+}  // namespace
 
 std::string describe_exception(const std::exception& e) {
   if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
-    return c10_error->what_without_backtrace();
+    return with_float16_hint(c10_error->what_without_backtrace());
   }
   return e.what();
 }

@@ -3,6 +3,8 @@
 
 #include <torch/types.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace engine::data {
@@ -11,6 +13,9 @@ struct Batch {
   torch::Tensor input;
   torch::Tensor target;       // class indices (int64, 0-based inside C++) or regression values
   torch::Tensor categorical;  // tabular sources: N x C category indices (int64, 0-based)
+  // Further inputs by name, beside `input` (a text beside an image): sources that hold several
+  // (data.tensors and data.hdf5's `inputs`). Transforms apply to `input` only.
+  std::map<std::string, torch::Tensor> inputs;
   // Inputs not stacked yet: sources whose samples differ in shape (decoded images) hand them
   // over one by one; per-sample transforms bring them to one shape and the loader stacks them.
   std::vector<torch::Tensor> samples;
@@ -19,6 +24,24 @@ struct Batch {
   int64_t skipped = 0;  // bad records left out of this batch (skip_bad)
   // Samples of the epoch's order consumed once this batch is done: where a resumed epoch starts.
   int64_t position = 0;
+
+  // Whether the model takes the batch as a table of named inputs rather than `input` alone.
+  bool named() const { return categorical.defined() || !inputs.empty(); }
+  // input, categorical and the further inputs by name (C++ conventions: 0-based categories).
+  std::map<std::string, torch::Tensor> named_inputs() const {
+    auto all = inputs;
+    all["input"] = input;
+    if (categorical.defined()) all["categorical"] = categorical;
+    return all;
+  }
+
+  // Moves the inputs and the target to `device` (indices stay where they are).
+  void move_to(const torch::Device& device) {
+    for (auto* t : {&input, &target, &categorical}) {
+      if (t->defined()) *t = t->to(device);
+    }
+    for (auto& [name, tensor] : inputs) tensor = tensor.to(device);
+  }
 
   int64_t size() const {
     if (!samples.empty()) return static_cast<int64_t>(samples.size());

@@ -146,6 +146,8 @@ Batch EpochReader::make_batch(int64_t index) const {
   if (!pipeline_.batched() && batch.size() == 1) {
     batch.input = batch.input.squeeze(0);
     if (batch.target.defined()) batch.target = batch.target.squeeze(0);
+    if (batch.categorical.defined()) batch.categorical = batch.categorical.squeeze(0);
+    for (auto& [key, tensor] : batch.inputs) tensor = tensor.squeeze(0);
   }
   return batch;
 }

@@ -81,8 +81,9 @@ std::shared_ptr<Source> Source::prediction_source(const std::string& input,
     return image_tensor_source(listed_images(input), *shape, describe());
   }
   throw core::UsageError(
-      "engine predict reads new data for data.csv scripts, and images for scripts whose "
-      "samples are images (data.image_folder, MNIST, CIFAR...); this script's data is " +
+      "engine predict reads new data for data.csv scripts, HDF5 files for data.hdf5 and "
+      "data.tensors scripts, and images for scripts whose samples are images "
+      "(data.image_folder, MNIST, CIFAR...); this script's data is " +
       describe());
 }
 

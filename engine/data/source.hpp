@@ -53,7 +53,9 @@ class Source {
 // so the dataset stays four times smaller in memory.
 class TensorSource : public Source {
  public:
-  TensorSource(torch::Tensor input, torch::Tensor target, std::string name);
+  // `inputs`: further named inputs, with as many rows as `input` (Batch::inputs).
+  TensorSource(torch::Tensor input, torch::Tensor target, std::string name,
+               std::map<std::string, torch::Tensor> inputs = {});
   int64_t size() const override { return input_.size(0); }
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
@@ -62,10 +64,17 @@ class TensorSource : public Source {
 
   const torch::Tensor& input() const { return input_; }
   const torch::Tensor& target() const { return target_; }
+  const std::map<std::string, torch::Tensor>& inputs() const { return inputs_; }
+  // New data for engine predict: an HDF5 file with a dataset per input, /input and /<name> (as
+  // torch.save(path, {input = x, text = t}) writes it; no target is read), or, as every
+  // source of images, a CSV listing image files.
+  std::shared_ptr<Source> prediction_source(const std::string& input,
+                                            const io::h5::Handle& saved) const override;
 
  private:
   torch::Tensor input_;
   torch::Tensor target_;
+  std::map<std::string, torch::Tensor> inputs_;
   std::string name_;
   std::optional<int64_t> classes_;
 };

@@ -311,6 +311,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   h5::write_attribute(root, "engine_version", core::engine_version());
   h5::write_attribute(root, "torch_version", core::torch_version());
   h5::write_attribute(root, "name", info.name);
+  if (!info.description.empty()) h5::write_attribute(root, "description", info.description);
   h5::write_attribute(root, "command", info.command);
   h5::write_attribute(root, "script", info.script_path);
   h5::write_attribute(root, "status", std::string("running"));

@@ -54,7 +54,8 @@ struct BenchPoint {
 };
 
 struct BenchInfo {
-  std::string name;  // the sweep's name
+  std::string name;         // the sweep's name
+  std::string description;  // the sweep script's (root attribute, when not empty)
   std::string command;
   std::string script_path, script_text;          // empty for a point from flags
   std::string plan_text;                         // the expanded plan, one point per line

@@ -95,6 +95,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   file_ = h5::create_file(path);
   const hid_t root = file_.get();
   write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
+  if (!info.description.empty()) h5::write_attribute(root, "description", info.description);
   h5::write_attribute(root, "hostname", hostname());
   h5::write_attribute(root, "device", info.device);
   h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));

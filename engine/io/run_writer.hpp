@@ -18,7 +18,8 @@ namespace engine::io {
 
 struct RunInfo {
   std::string name;
-  std::string command;  // the command line as typed
+  std::string description;  // the script's, written as a root attribute when not empty
+  std::string command;      // the command line as typed
   std::string script_path;
   std::string script_text;
   std::string device = "cpu";

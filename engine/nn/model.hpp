@@ -5,13 +5,20 @@
 #include <torch/nn/module.h>
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 
 namespace engine::nn {
 
 struct Model {
   std::shared_ptr<torch::nn::Module> module;
   std::function<torch::Tensor(const torch::Tensor&)> forward;
+  // For batches of several inputs: forward on one table of them by name (input, categorical,
+  // text...). Set for modules whose forward is written in Lua; empty for the others, which take
+  // one tensor.
+  std::function<torch::Tensor(const std::map<std::string, torch::Tensor>&)> forward_named;
+  std::string name;  // for messages: the class or zoo id
 };
 
 }  // namespace engine::nn

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "engine/core/device.hpp"
+#include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/nn/layer_error.hpp"
@@ -14,8 +16,12 @@ torch::Tensor forward_layer(torch::nn::AnyModule& layer, const torch::Tensor& in
   } catch (const LayerError&) {
     throw;
   } catch (const c10::Error& e) {
-    throw LayerError("", describe_layer(*layer.ptr()), core::shape_string(input.sizes()),
-                     e.what_without_backtrace());
+    // the dtype too when it is not the usual one (a float16 input on the CPU)
+    std::string shape = core::shape_string(input.sizes());
+    if (input.scalar_type() != torch::kFloat32) {
+      shape += " (" + core::dtype_name(input.scalar_type()) + ")";
+    }
+    throw LayerError("", describe_layer(*layer.ptr()), shape, core::describe_exception(e));
   }
 }
 

@@ -22,6 +22,7 @@ Table facts(const io::RunFile& run) {
   };
   add("file", run.path);
   add("name", run.text("name"));
+  add("description", run.text("description"));
   add("status", run.status());
   add_attributes({{"error", "error"},
                   {"stop reason", "stop_reason"},

@@ -92,6 +92,7 @@ void RunContext::rethrow_about_checkpoint(const std::exception& e) const {
 io::RunInfo RunContext::run_info() const {
   io::RunInfo info;
   info.name = spec_.name;
+  info.description = spec_.description;
   info.command = request_.command;
   info.script_path = request_.script;
   const auto text = core::read_file(request_.script);

@@ -2,6 +2,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/data/loader.hpp"
+#include "engine/train/batch_forward.hpp"
 #include "engine/train/metrics.hpp"
 
 namespace engine::train {
@@ -48,7 +49,7 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* che
   if (spec_.hooks.evaluate_batch) {
     result = spec_.hooks.evaluate_batch(*this, batch);
   } else {
-    result.output = spec_.model.forward(batch.input.to(spec_.device));
+    result.output = forward_batch(spec_.model, batch, spec_.device);
     if (spec_.loss && batch.target.defined()) {
       const auto target = batch.target.to(spec_.device);
       if (check_targets) {

@@ -113,6 +113,7 @@ struct ExtraGenerator {
 
 struct TrainSpec {
   std::string name;
+  std::string description;  // the script's: in the run file and engine report
   uint64_t seed = 0;
   std::map<std::string, io::HParam> hparams;  // after overrides; saved in checkpoints
   torch::Device device = torch::kCPU;

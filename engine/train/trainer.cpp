@@ -14,6 +14,7 @@
 #include "engine/core/interrupt.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/data/loader.hpp"
+#include "engine/train/batch_forward.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/data_parallel.hpp"
 #include "engine/train/evaluator.hpp"
@@ -283,8 +284,7 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
     } else if (lbfgs_) {
       result = lbfgs_batch(batch);
     } else {
-      auto input = batch.input.to(spec_.device);
-      auto output = spec_.model.forward(input);
+      auto output = forward_batch(spec_.model, batch, spec_.device);
       const auto target = batch.target.to(spec_.device);
       (*check_targets_)(*spec_.loss, output, target);
       auto loss = (*spec_.loss)(output, target);
@@ -328,12 +328,11 @@ void Trainer::run_batch(const data::Batch& batch) {
 // LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
 // those of the first evaluation, as the step returns it.
 BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
-  auto input = batch.input.to(spec_.device);
   auto target = batch.target.to(spec_.device);
   BatchResult result;
   auto closure = [&]() -> torch::Tensor {
     spec_.optimizer->zero_grad();
-    auto output = spec_.model.forward(input);
+    auto output = forward_batch(spec_.model, batch, spec_.device);
     (*check_targets_)(*spec_.loss, output, target);
     auto loss = (*spec_.loss)(output, target);
     if (!result.output.defined()) {

@@ -331,6 +331,88 @@ LUA
       for (i = 3; i <= n; i += 2) { d = x[i] - y[i]; if (d < -0.2 || d > 0.2) exit 1 }
     }' || fail "the learned function is far from the true one: $out"
     ;;
+  fetch)
+    # datasets/fetch: the published checksum, mirrors in order, --file for offline copies, unpacking;
+    # on a small CIFAR-10 made here (the real one is 162 MB and there is no network)
+    grep -qx 'c32a1d4ab5d03f1284b67883e8d87530  cifar-10-binary.tar.gz' "$REPO/datasets/cifar10.md5" ||
+      fail "datasets/cifar10.md5 is not the published checksum"
+    mkdir -p made/cifar-10-batches-bin mirror catalog
+    record() { printf "\\x$(printf %02x "$1")"; head -c 3072 /dev/urandom; }
+    for b in 1 2 3 4 5 test; do
+      f=made/cifar-10-batches-bin/$([ $b = test ] && echo test_batch || echo data_batch_$b).bin
+      for i in 0 1 2 3 4 5 6 7 8 9; do record $i; done > "$f"
+    done
+    tar -czf mirror/cifar-10-binary.tar.gz -C made cifar-10-batches-bin || fail "cannot make the archive"
+    (cd mirror && md5sum cifar-10-binary.tar.gz) > catalog/cifar10.md5
+    printf '%s\n' "$WORK/no-such-mirror" "file://$WORK/mirror" > catalog/cifar10.mirrors
+    expect 0 "failed from $WORK/no-such-mirror/cifar-10-binary.tar.gz" "unpacking" "cifar10 is in $WORK/data/cifar10" -- \
+      "$REPO/datasets/fetch" cifar10 --catalog catalog --into data/cifar10
+    cmp -s made/cifar-10-batches-bin/test_batch.bin data/cifar10/cifar-10-batches-bin/test_batch.bin ||
+      fail "the unpacked test batch is not the one packed"
+    expect 0 "cifar-10-binary.tar.gz: present, checksum ok" -- "$REPO/datasets/fetch" cifar10 --catalog catalog --into data/cifar10
+    # the script trains on it: 50 training images, batches of 10
+    out=$(ENGINE_DATASETS=$WORK/data "$ENGINE" train "$REPO/scripts/cifar_resnet.lua" --set epochs=1 \
+          --set batch_size=10 --set workers=1 --out runs --threads 2 2>&1) || fail "cifar_resnet.lua failed: $out"
+    case $out in *"not found"*|*synthetic*) fail "cifar_resnet.lua did not read the fetched set: $out";; esac
+    printf '%s' "$out" | grep -qF "finished 5 steps" || fail "not 5 steps of 10 images: $out"
+    # a file whose checksum is not the published one is thrown away, never unpacked
+    mkdir -p bad && cp catalog/cifar10.mirrors bad/ && echo "0123456789abcdef0123456789abcdef  cifar-10-binary.tar.gz" > bad/cifar10.md5
+    expect 1 "no source gave a file with the published checksum" "datasets/fetch cifar10 --file PATH/cifar-10-binary.tar.gz" -- \
+      "$REPO/datasets/fetch" cifar10 --catalog bad --into data2
+    [ -z "$(ls -A data2)" ] || fail "a rejected download left files: $(ls -A data2)"
+    # offline: a copy made elsewhere, checked like a download (the mirrors are not tried)
+    printf '%s\n' "$WORK/no-such-mirror" > catalog/cifar10.mirrors
+    expect 0 "from $WORK/mirror/cifar-10-binary.tar.gz" "unpacking" -- \
+      "$REPO/datasets/fetch" --file mirror/cifar-10-binary.tar.gz cifar10 --catalog catalog --into data3
+    [ -f data3/cifar-10-batches-bin/data_batch_5.bin ] || fail "--file did not unpack"
+    head -c 1000 mirror/cifar-10-binary.tar.gz > cifar-10-binary.tar.gz
+    expect 1 "failed from $WORK/cifar-10-binary.tar.gz" -- \
+      "$REPO/datasets/fetch" cifar10 --catalog catalog --into data4 --file cifar-10-binary.tar.gz
+    cp mirror/cifar-10-binary.tar.gz tiny.tar.gz
+    expect 2 "cifar10 has no file called tiny.tar.gz" -- "$REPO/datasets/fetch" cifar10 --catalog catalog --file tiny.tar.gz
+    expect 2 "no dataset 'imagenet'" "known: cifar10 cifar100 mnist" -- "$REPO/datasets/fetch" imagenet
+    expect 2 "--file nothing-here: no such file" -- "$REPO/datasets/fetch" cifar10 --file nothing-here
+    ;;
+  multi_input)
+    # batches of two inputs (an image and a text) train, evaluate, predict and bench without a hook
+    expect 0 "finished 192 steps" -- "$ENGINE" train "$REPO/scripts/image_text.lua" --out runs --threads 2
+    run=$(ls runs/image_text/*.h5)
+    h5dump -a /description "$run" | grep -q "an image and a text" || fail "the script's description is not in the run file"
+    expect 0 "description  two inputs: an image and a text" -- "$ENGINE" report "$run"
+    acc=$(numbers "$run" /metrics/validation/accuracy | tail -n1)
+    # one input alone tells 2 of the 4 classes apart (50%); both are needed above that
+    awk -v a="$acc" 'BEGIN { exit !(a > 0.9) }' || fail "validation accuracy $acc: the model did not use both inputs"
+    expect 0 "accuracy" -- "$ENGINE" eval "$REPO/scripts/image_text.lua" --checkpoint "$run" --out runs
+    # new data for predict: one dataset per input, as torch.save writes a table of them
+    printf '%s\n' "local torch = require 'torch'" \
+      "local images = torch.zeros(4, 1, 16, 16); images:narrow(3, 9, 8):fill_(1)" \
+      "local text = torch.ones(4, 12, {dtype = 'int64'}) * 7; text:select(2, 1):fill_(2)" \
+      "torch.save(arg[1], {input = images, text = text})" > make_new.lua
+    "$ENGINE" run make_new.lua new.h5 || fail "cannot write new.h5"
+    "$ENGINE" predict "$REPO/scripts/image_text.lua" --checkpoint "$run" --input new.h5 --output p.csv -q ||
+      fail "predict on new.h5 failed"
+    [ "$(wc -l < p.csv)" = 5 ] || fail "predict wrote $(cat p.csv)"
+    # bottom half bright and the token "blue": class 4 (2 * 1 + 1 + 1)
+    [ "$(cut -d, -f2 p.csv | sed 1d | sort -u)" = 4 ] || fail "new samples are not class 4: $(cat p.csv)"
+    printf '%s\n' "local torch = require 'torch'" \
+      "torch.save(arg[1], {input = torch.zeros(2, 1, 16, 16), text = torch.ones(2, 11, {dtype = 'int64'})})" > make_bad.lua
+    "$ENGINE" run make_bad.lua bad.h5 || fail "cannot write bad.h5"
+    expect 4 "bad.h5:/text: samples of shape [11], but the script's input 'text' has [12]" -- \
+      "$ENGINE" predict "$REPO/scripts/image_text.lua" --checkpoint "$run" --input bad.h5
+    expect 0 "modules/image_text_net.lua, training, batch 8" "CrossEntropyLoss" -- \
+      "$ENGINE" bench --model "$REPO/modules/image_text_net.lua" --batch_size 8 --num_batches 3 --threads 2
+    expect 0 "inference, batch 8" -- \
+      "$ENGINE" bench --model "$REPO/modules/image_text_net.lua" --batch_size 8 --num_batches 3 --forward_only
+    expect 0 "wide_deep, training, batch 64" -- "$ENGINE" bench --model wide_deep --batch_size 64 --num_batches 3
+    expect 0 "written to out/bench/" -- "$ENGINE" bench --model wide_deep --batch_size 4 --num_batches 2 --out out
+    h5dump -A out/bench/wide_deep/*.h5 | grep -q "categorical \[8\], crossed \[4\], input \[5\]" ||
+      fail "the point does not list wide_deep's inputs"
+    expect 2 "--data real reads one input per sample" -- "$ENGINE" bench --model wide_deep --data real \
+      --data_backend idx --data_dir . --num_batches 1
+    # a model that takes one tensor, given batches of two inputs
+    expect 3 "the batches hold several inputs (input, text) but the model (Sequential) takes one tensor" \
+      "nn.Module:extend" -- "$ENGINE" train "$FIX/two_inputs_sequential.lua" --out runs
+    ;;
   bench)
     expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \
       "$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --num_warmup_batches 1 --threads 1
@@ -412,6 +494,15 @@ LUA
 return { kind = 'benchmark', parameters = { model = 'resnet18', batch_size = 8, num_batches = 1000 } }
 LUA
     expect 0 "timeout  ran past --timeout 3 s" -- "$ENGINE" bench slow.lua --timeout 3
+    # a sweep's description goes to the benchmark file; a wrong type is refused
+    printf '%s\n' "return {kind = 'benchmark', description = 'two tiny points'," \
+      "  parameters = {model = 'mlp', num_batches = 1, num_warmup_batches = 0}," \
+      "  variables = {batch_size = {1, 2}}}" > described.lua
+    expect 0 "2 run" -- "$ENGINE" bench described.lua --out described
+    h5dump -a /description described/bench/described/*.h5 | grep -q '"two tiny points"' ||
+      fail "the sweep's description is not in the benchmark file"
+    printf '%s\n' "return {kind = 'benchmark', description = 3, parameters = {model = 'mlp'}}" > bad_description.lua
+    expect 3 "'description' must be a string (got number)" -- "$ENGINE" bench bad_description.lua
     # the sweep language's errors name the key and the line
     cat > typo.lua <<'LUA'
 return {

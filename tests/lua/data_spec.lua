@@ -128,6 +128,39 @@ describe('in-memory and synthetic sources', function()
     fails(function() data.tensors{input = x, target = torch.ones(5, {dtype = 'int64'})} end, '6 inputs but target of shape [5]')
   end)
 
+  it('data.tensors and data.hdf5 carry further named inputs row for row', function()
+    local x = torch.arange(0, 12):view(6, 2):float()
+    local text = torch.arange(1, 19):view(6, 3):long()
+    local y = torch.tensor({1, 2, 3, 1, 2, 3}, {dtype = 'int64'})
+    local ds = data.tensors{input = x, inputs = {text = text}, target = y}:shuffle():batch(4)
+    local seen = 0
+    for batch in ds:iter() do
+      -- the rows stay together whatever the order: text row i is 3i-2..3i, input row i 2i-2, 2i-1
+      equal(batch.text:size(2), 3)
+      equal(batch.text:select(2, 1):equal((batch.input:select(2, 1) * 1.5 + 1):long()), true)
+      seen = seen + batch.text:size(1)
+    end
+    equal(seen, 6)
+    equal(tostring(data.tensors{input = x, inputs = {text = text}}):find('text %[3%]') ~= nil, true)
+    fails(function() data.tensors{input = x, inputs = {text = text:narrow(1, 1, 5)}} end,
+      "input 'text' of shape [5, 3] does not have 6 rows")
+    fails(function() data.tensors{input = x, inputs = {target = text}} end, 'inputs.target: a batch\'s own field')
+    fails(function() data.tensors{input = x, inputs = {text = 'words'}} end, 'inputs.text must be a tensor, got string')
+    fails(function() data.tensors{input = x, inputs = {text}} end, 'takes names as keys')
+    fails(function() data.tensors{input = x, inputs = text} end, "option 'inputs' must be a table")
+    local path = dir .. '/two_inputs.h5'
+    torch.save(path, {x = x, tokens = text, y = y - 1, short = text:narrow(1, 1, 4)})
+    local rows = data.hdf5{path = path, input = '/x', target = '/y', inputs = {text = '/tokens'}}:batch(6)
+    for batch in rows:iter() do
+      equal(batch.input:equal(x), true)
+      equal(batch.text:equal(text), true)
+      equal(batch.target:equal(y), true)
+    end
+    fails(function() data.hdf5{path = path, input = '/x', inputs = {text = '/short'}} end, '4 rows but')
+    fails(function() data.hdf5{path = path, input = '/x', inputs = {text = '/nothing'}} end, '/nothing')
+    fails(function() data.hdf5{path = path, input = '/x', inputs = {text = 3}} end, "inputs.text must be a dataset path")
+  end)
+
   it('data.synthetic is the same sample for the same seed and index, whatever the workers', function()
     local ds = data.synthetic{shape = {3, 4, 4}, classes = 5, size = 20, seed = 7}:shuffle():batch(6)
     equal(#ds, 4)

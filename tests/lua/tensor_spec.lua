@@ -234,4 +234,24 @@ describe('conversion and printing', function()
   end)
 end)
 
+describe('float16 on the CPU', function()
+  it('stores, converts and adds, and says what to use where libtorch has no kernel', function()
+    local nn = require 'nn'
+    local x = torch.tensor({{1, 2}, {3, 4}}):to('float16')
+    equal(x:dtype(), 'float16')
+    equal((x + x):to('float32'):equal(torch.tensor({{2, 4}, {6, 8}})), true)
+    equal(x:sum():item(), 10)
+    local path = (os.getenv('ENGINE_TEST_TMP') or '/tmp') .. '/half.h5'
+    torch.save(path, x)
+    equal(torch.load(path):dtype(), 'float16')
+    fails(function() return x:matmul(x) end, "not implemented for 'Half'")
+    fails(function() return x:matmul(x) end, 'float16 arithmetic is not implemented on the CPU')
+    fails(function() return x:exp() end, "use float32, or bfloat16 (precision = 'bfloat16'")
+    local linear = nn.Linear(2, 2):to('float16')
+    fails(function() return linear(x) end, 'cannot take an input of shape [2, 2] (float16)')
+    -- bfloat16, the CPU's half-width type, has the kernels
+    equal(x:to('bfloat16'):matmul(x:to('bfloat16')):to('float32'):equal(torch.tensor({{7, 10}, {15, 22}})), true)
+  end)
+end)
+
 spec.finish()

@@ -106,6 +106,26 @@ describe('every zoo id', function()
     spec.fails(function() model(torch.tensor({{6, 1}}, {dtype = 'int64'}), torch.randn(1, 2), crossed:narrow(1, 1, 1)) end,
       'index 6 is out of range 1..5')
   end)
+  it('wide_deep crosses columns itself and takes a data.csv batch as it is', function()
+    local model = nn.model('wide_deep', {categorical = {5, 3, 4}, numeric = 2, crosses = {{1, 2}, {2, 3}},
+                                         num_classes = 3})
+    equal(model.buckets, 5 * 3 + 3 * 4)
+    local cat = torch.tensor({{1, 1, 1}, {5, 3, 4}, {2, 3, 1}}, {dtype = 'int64'})
+    -- mixed-radix ids, the second cross after the first one's 15 buckets
+    equal(model:cross(cat):equal(torch.tensor({{1, 16}, {15, 27}, {6, 24}}, {dtype = 'int64'})), true)
+    local numeric = torch.randn(3, 2)
+    local out = model{input = numeric, categorical = cat}
+    same(out:size(), {3, 3})
+    equal(out:equal(model(cat, numeric, model:cross(cat))), true)
+    local example = model:example_input(4)
+    same(example.categorical:size(), {4, 3})
+    equal(example.crossed, nil)
+    same(model(example):size(), {4, 3})
+    spec.fails(function() nn.model('wide_deep', {categorical = {5, 3}, crosses = {{1, 3}}}) end,
+      'crosses[1] names categorical column 3; there are 2')
+    spec.fails(function() nn.model('wide_deep', {categorical = {5, 3}})(cat:narrow(2, 1, 2), torch.randn(3, 5)) end,
+      'forward needs crossed bucket ids, or the option crosses')
+  end)
   it('resnet200 and resnet269 build with DLBS\'s depths', function()
     local counts = {}
     for _, id in ipairs({'resnet200', 'resnet269'}) do

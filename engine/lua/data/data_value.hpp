@@ -20,8 +20,14 @@ struct TransformBox {
   std::shared_ptr<const data::Transform> transform;
 };
 
-// Pushes a batch as Lua sees it: {input, target, categorical}, class targets and category ids
-// 1-based.
+// Pushes a batch as Lua sees it: {input, target, categorical, <named inputs>...}, class targets
+// and category ids 1-based.
 void push_batch(lua_State* L, const data::Batch& batch);
+// Pushes a batch's inputs (Batch::named_inputs) as the model's forward receives them: one table
+// by name, category ids 1-based.
+void push_inputs(lua_State* L, const std::map<std::string, torch::Tensor>& inputs);
+// The reverse: a tensor (the input) or a table of named inputs at `index` as a batch without
+// target (category ids back to 0-based). ScriptError naming `what` for anything else.
+data::Batch read_inputs(lua_State* L, int index, const std::string& what);
 
 }  // namespace engine::lua

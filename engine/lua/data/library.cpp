@@ -84,18 +84,54 @@ int p_tostring(lua_State* L) {
 
 }  // namespace
 
+void push_inputs(lua_State* L, const std::map<std::string, torch::Tensor>& inputs) {
+  lua_createtable(L, 0, static_cast<int>(inputs.size()) + 1);
+  for (const auto& [name, tensor] : inputs) {
+    // category ids are 1-based in Lua, as nn.Embedding takes them
+    push_tensor(L, name == "categorical" ? tensor + 1 : tensor);
+    lua_setfield(L, -2, name.c_str());
+  }
+}
+
+data::Batch read_inputs(lua_State* L, int index, const std::string& what) {
+  data::Batch batch;
+  index = absolute_index(L, index);
+  if (torch::Tensor* t = test_tensor(L, index)) {
+    batch.input = *t;
+    return batch;
+  }
+  if (!lua_istable(L, index)) {
+    throw core::ScriptError(what + " must return a tensor or a table of named tensors, got " +
+                            type_name(L, index));
+  }
+  for (lua_pushnil(L); lua_next(L, index) != 0; lua_pop(L, 1)) {
+    torch::Tensor* t = test_tensor(L, -1);
+    if (lua_type(L, -2) != LUA_TSTRING || !t) {
+      throw core::ScriptError(what +
+                              ": every entry must be a named tensor ({input = x, ...}), got " +
+                              type_name(L, -2) + " key with a " + type_name(L, -1) + " value");
+    }
+    const std::string name = lua_tostring(L, -2);
+    if (name == "input") {
+      batch.input = *t;
+    } else if (name == "categorical") {
+      batch.categorical = *t - 1;  // 1-based in Lua
+    } else if (name != "target") {
+      batch.inputs[name] = *t;
+    }
+  }
+  if (!batch.input.defined()) {
+    throw core::ScriptError(what + ": the table has no 'input' (every batch has one)");
+  }
+  return batch;
+}
+
 void push_batch(lua_State* L, const data::Batch& batch) {
-  lua_createtable(L, 0, 3);
-  push_tensor(L, batch.input);
-  lua_setfield(L, -2, "input");
+  push_inputs(L, batch.named_inputs());
   if (batch.target.defined()) {
     // Class targets are 1-based in Lua.
     push_tensor(L, nn::one_based_classes(batch.target));
     lua_setfield(L, -2, "target");
-  }
-  if (batch.categorical.defined()) {
-    push_tensor(L, batch.categorical + 1);  // 1-based, as nn.Embedding takes them
-    lua_setfield(L, -2, "categorical");
   }
 }
 

@@ -35,11 +35,50 @@ int d_mnist(lua_State* L) {
   });
 }
 
-// data.tensors{input = x, target = y}: samples along the first dimension of tensors in memory.
-// Integer targets are 1-based classes, as everywhere in Lua.
+// Option `inputs` of the table at `index`: {name = value, ...} for further named inputs, each
+// value read by `read` (at the top of the stack). Names are strings other than the batch's own
+// fields (input, target, categorical).
+template <typename Read>
+auto named_inputs_option(lua_State* L, int index, const char* function, Read read) {
+  std::map<std::string, decltype(read(std::string()))> out;
+  StackGuard guard(L);
+  lua_getfield(L, index, "inputs");
+  if (lua_isnil(L, -1)) return out;
+  if (!lua_istable(L, -1)) {
+    throw ArgumentError(std::string(function) +
+                        ": option 'inputs' must be a table of named inputs, got " +
+                        type_name(L, -1));
+  }
+  const int table = lua_gettop(L);
+  for (lua_pushnil(L); lua_next(L, table) != 0; lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING) {
+      throw ArgumentError(std::string(function) +
+                          ": option 'inputs' takes names as keys ({text = ...}), got a " +
+                          type_name(L, -2) + " key");
+    }
+    const std::string name = lua_tostring(L, -2);
+    if (name == "input" || name == "target" || name == "categorical") {
+      throw ArgumentError(std::string(function) + ": inputs." + name +
+                          ": a batch's own field; name the further input otherwise");
+    }
+    out.emplace(name, read(name));
+  }
+  return out;
+}
+
+// data.tensors{input = x, target = y, inputs = {text = t}}: samples along the first dimension
+// of tensors in memory. Integer targets are 1-based classes, as everywhere in Lua.
 int d_tensors(lua_State* L) {
   return guarded(L, [&] {
-    Options o(L, 1, "data.tensors", {"input", "target"});
+    Options o(L, 1, "data.tensors", {"input", "target", "inputs"});
+    auto inputs = named_inputs_option(L, 1, "data.tensors", [&](const std::string& name) {
+      torch::Tensor* t = test_tensor(L, -1);
+      if (!t) {
+        throw ArgumentError("data.tensors: inputs." + name + " must be a tensor, got " +
+                            type_name(L, -1));
+      }
+      return t->detach();
+    });
     auto input = tensor_option(L, 1, "input", "data.tensors");
     if (!input.defined())
       throw ArgumentError("data.tensors: option 'input' (a tensor) is required");
@@ -50,9 +89,9 @@ int d_tensors(lua_State* L) {
                           std::to_string(target.min().item<int64_t>()));
     }
     target = nn::zero_based_classes(target);  // checked here, where the classes enter
-    return push_pipeline(
-        L, data::Pipeline(std::make_shared<data::TensorSource>(
-               input.detach(), target.defined() ? target.detach() : target, "tensors")));
+    return push_pipeline(L, data::Pipeline(std::make_shared<data::TensorSource>(
+                                input.detach(), target.defined() ? target.detach() : target,
+                                "tensors", std::move(inputs))));
   });
 }
 
@@ -161,11 +200,18 @@ int d_image_folder(lua_State* L) {
 // data.hdf5{path = file, input = '/x', target = '/y'}
 int d_hdf5(lua_State* L) {
   return guarded(L, [&] {
-    Options o(L, 1, "data.hdf5", {"path", "input", "target"});
+    Options o(L, 1, "data.hdf5", {"path", "input", "target", "inputs"});
     if (!o.has("path")) throw ArgumentError("data.hdf5: option 'path' is required");
+    const auto inputs = named_inputs_option(L, 1, "data.hdf5", [&](const std::string& name) {
+      if (lua_type(L, -1) != LUA_TSTRING) {
+        throw ArgumentError("data.hdf5: inputs." + name +
+                            " must be a dataset path ('/tokens'), got " + type_name(L, -1));
+      }
+      return std::string(lua_tostring(L, -1));
+    });
     return push_pipeline(
         L, data::Pipeline(std::make_shared<data::Hdf5Source>(
-               o.string("path", ""), o.string("input", "/x"), o.string("target", ""))));
+               o.string("path", ""), o.string("input", "/x"), o.string("target", ""), inputs)));
   });
 }
 

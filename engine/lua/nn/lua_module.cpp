@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/lua/data/data_value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
 
@@ -51,10 +52,18 @@ std::string LuaModuleImpl::forward_location() const {
 }
 
 torch::Tensor LuaModuleImpl::forward(torch::Tensor input) {
+  return call_forward([&] { push_tensor(L_, std::move(input)); });
+}
+
+torch::Tensor LuaModuleImpl::forward_inputs(const std::map<std::string, torch::Tensor>& inputs) {
+  return call_forward([&] { push_inputs(L_, inputs); });
+}
+
+torch::Tensor LuaModuleImpl::call_forward(const std::function<void()>& push_argument) {
   // The object is callable (its __call runs forward), so the whole call, method lookup
   // included, happens inside the protected call.
   push_object(L_);
-  push_tensor(L_, std::move(input));
+  push_argument();
   struct Running {
     explicit Running(const torch::nn::Module* m) { running.push_back(m); }
     ~Running() { running.pop_back(); }

@@ -5,6 +5,8 @@
 
 #include <torch/nn/module.h>
 
+#include <functional>
+#include <map>
 #include <string>
 
 #include "engine/nn/layer_error.hpp"
@@ -25,6 +27,9 @@ class LuaModuleImpl : public torch::nn::Module {
  public:
   LuaModuleImpl(lua_State* L, int object_ref, std::string class_name);
   torch::Tensor forward(torch::Tensor input);
+  // forward with one table of named inputs ({input = ..., categorical = ..., text = ...}), as
+  // the trainer calls a model whose batches hold several inputs.
+  torch::Tensor forward_inputs(const std::map<std::string, torch::Tensor>& inputs);
   void pretty_print(std::ostream& stream) const override { stream << class_name_; }
   // Pushes the Lua object (the table users hold).
   void push_object(lua_State* L) const;
@@ -37,6 +42,9 @@ class LuaModuleImpl : public torch::nn::Module {
   using torch::nn::Module::register_parameter;
 
  private:
+  // Calls the object with what `push_argument` pushes; its Tensor result.
+  torch::Tensor call_forward(const std::function<void()>& push_argument);
+
   lua_State* L_;
   int object_ref_;
   std::string class_name_;

@@ -38,8 +38,22 @@ ModuleBox& check_module(lua_State* L, int index, const char* function) {
 
 nn::Model model_from(const ModuleBox& box) {
   auto any = std::make_shared<torch::nn::AnyModule>(box.any);
-  return nn::Model{box.module(),
-                   [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
+  nn::Model model{box.module(),
+                  [any](const torch::Tensor& x) { return nn::forward_layer(*any, x); }};
+  if (auto lua_defined = std::dynamic_pointer_cast<LuaModuleImpl>(box.module())) {
+    model.forward_named = [lua_defined](const std::map<std::string, torch::Tensor>& inputs) {
+      return lua_defined->forward_inputs(inputs);
+    };
+    model.name = lua_defined->class_name();
+  } else {
+    // "engine::nn::SequentialImpl" -> "Sequential"
+    std::string name = box.module()->name();
+    name = name.substr(name.rfind("::") == std::string::npos ? 0 : name.rfind("::") + 2);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, "Impl") == 0)
+      name.resize(name.size() - 4);
+    model.name = name;
+  }
+  return model;
 }
 
 std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::Kind kind,

@@ -2,6 +2,8 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/lua/data/data_value.hpp"
+#include "engine/lua/nn/lua_module.hpp"
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 
@@ -14,7 +16,15 @@ const char* kLoadModel = R"lua(
 local target = ...
 local nn, zoo = require 'nn', require 'zoo'
 local entry = zoo[target]
-if entry then return nn.model(target), entry.input, entry.classes, entry.input_kind, 'zoo' end
+-- models that make their own example batches are timed on them, whatever their input
+local function kind(module, input_kind)
+  if type(module) == 'table' and type(module.example_input) == 'function' then return nil end
+  return input_kind
+end
+if entry then
+  local module = nn.model(target)
+  return module, entry.input, entry.classes, kind(module, entry.input_kind), 'zoo'
+end
 local file = io.open(target, 'r')
 if not file then
   local ids = {}
@@ -29,7 +39,7 @@ if type(value) == 'table' and rawget(value, '__classname') and not rawget(value,
   module = value()  -- a class: build it with no arguments
 end
 local fields = type(value) == 'table' and value or {}
-return module, fields.input_shape, fields.classes, fields.input_kind, target
+return module, fields.input_shape, fields.classes, kind(module, fields.input_kind), target
 )lua";
 
 std::vector<int64_t> shape_at(lua_State* L, int index) {
@@ -73,6 +83,25 @@ BenchModel load_bench_model(Runtime& runtime, const std::string& model) {
   }
   BenchModel out;
   out.model = model_from(*box);
+  if (auto lua_defined = std::dynamic_pointer_cast<LuaModuleImpl>(box->module())) {
+    lua_defined->push_object(L);
+    lua_getfield(L, -1, "example_input");
+    const bool has_example = lua_isfunction(L, -1);
+    lua_pop(L, 2);
+    if (has_example) {
+      Runtime* rt = &runtime;
+      out.example_batch = [rt, lua_defined](int64_t batch_size) {
+        lua_State* L = rt->state();
+        StackGuard guard(L);
+        lua_defined->push_object(L);
+        lua_getfield(L, -1, "example_input");
+        lua_insert(L, -2);  // example_input(self, n)
+        lua_pushnumber(L, static_cast<double>(batch_size));
+        rt->call(2, 1);
+        return read_inputs(L, -1, lua_defined->class_name() + ":example_input");
+      };
+    }
+  }
   out.input_shape = shape_at(L, -4);
   out.classes =
       lua_type(L, -3) == LUA_TNUMBER ? core::exact_int64(lua_tonumber(L, -3)).value_or(-1) : 0;

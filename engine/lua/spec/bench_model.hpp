@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/data/batch.hpp"
 #include "engine/nn/model.hpp"
 
 namespace engine::lua {
@@ -17,12 +19,16 @@ struct BenchModel {
   std::vector<int64_t> input_shape;  // one sample; empty when neither the zoo nor the file says
   int64_t classes = 0;               // 0 when unknown
   std::string source;                // "zoo" or the file's path
+  // Set when the module has an example_input(n) method: a batch of n inputs it makes itself
+  // (a tensor, or a table of named inputs such as wide_deep's).
+  std::function<data::Batch(int64_t batch_size)> example_batch;
 };
 
 // `model` is a zoo id, else a file returning a module class (nn.Module:extend), which is built
 // with no arguments, or a module. A module file may say its input with fields `input_shape`
-// ({1, 28, 28}) and `classes`. Unknown ids that are no file are a UsageError listing the zoo;
-// models whose input is not an image or a feature vector (tokens, tabular) are refused.
+// ({1, 28, 28}) and `classes`, or make its own batches with a method example_input(n). Unknown
+// ids that are no file are a UsageError listing the zoo; models whose input is not an image or
+// a feature vector (tokens, tabular) and that have no example_input are refused.
 BenchModel load_bench_model(Runtime& runtime, const std::string& model);
 
 }  // namespace engine::lua

@@ -157,6 +157,13 @@ std::string TrainScript::name() const {
   return std::filesystem::path(path_).stem().string();
 }
 
+std::string TrainScript::description() const {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_field("description");
+  return lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+}
+
 std::optional<uint64_t> TrainScript::seed() const {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
@@ -519,6 +526,7 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   StackGuard guard(L);
   train::TrainSpec spec;
   spec.name = name();
+  spec.description = description();
   spec.seed = seed;
   spec.device = device;
   const auto searched = search_space().spaces;

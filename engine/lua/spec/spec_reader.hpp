@@ -29,7 +29,8 @@ class TrainScript {
   TrainScript(const TrainScript&) = delete;
   TrainScript& operator=(const TrainScript&) = delete;
 
-  std::string name() const;  // the script's `name`, or its file name without .lua
+  std::string name() const;         // the script's `name`, or its file name without .lua
+  std::string description() const;  // the script's `description`, or ""
   std::optional<uint64_t> seed() const;
   // "key=value" pairs (--set); the key must exist in hparams and the value must fit its type.
   // A key with dots names an entry of nested tables (--set optimizer.lr=0.1).

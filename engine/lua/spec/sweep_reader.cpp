@@ -378,6 +378,14 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
   raw_get(L, sweep, "name");
   spec.name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : file_stem(path);
   lua_pop(L, 1);
+  raw_get(L, sweep, "description");
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    spec.description = lua_tostring(L, -1);
+  } else if (!lua_isnil(L, -1)) {
+    throw core::ScriptError(path + ": 'description' must be a string (got " + type_name(L, -1) +
+                            ")");
+  }
+  lua_pop(L, 1);
 
   raw_get(L, sweep, "parameters");
   spec.parameters = reader.params_at(-1, "parameters");
