@@ -328,11 +328,14 @@ void Trainer::run_batch(const data::Batch& batch) {
 // LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
 // those of the first evaluation, as the step returns it.
 BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
-  auto target = batch.target.to(spec_.device);
+  // moved once: the closure runs up to max_iter times per step
+  data::Batch on_device = batch;
+  on_device.move_to(spec_.device);
+  const auto& target = on_device.target;
   BatchResult result;
   auto closure = [&]() -> torch::Tensor {
     spec_.optimizer->zero_grad();
-    auto output = forward_batch(spec_.model, batch, spec_.device);
+    auto output = forward_batch(spec_.model, on_device, spec_.device);
     (*check_targets_)(*spec_.loss, output, target);
     auto loss = (*spec_.loss)(output, target);
     if (!result.output.defined()) {
