@@ -119,18 +119,27 @@ void Group::join() {
   const std::string mine = std::to_string(world_.size);
   const auto key = [](int rank) { return "engine/world_size/" + std::to_string(rank); };
   try {
-    store_->set(key(world_.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+    const std::vector<uint8_t> mine_bytes(mine.begin(), mine.end());
     if (world_.rank != 0) {
+      // Read rank 0's size before writing ours: rank 0 stops as soon as it sees a size unlike
+      // its own, and its store goes with it, so a read after our write could find it gone.
       const auto theirs = store_->get(key(0));
       const std::string leader(theirs.begin(), theirs.end());
-      if (leader != mine) {
-        throw DistributedError("rank " + std::to_string(world_.rank) +
-                               " was started with a world of " + mine + " processes, rank 0 with " +
-                               leader +
-                               ": every process needs the same WORLD_SIZE (--nproc x --nnodes)");
+      if (leader == mine) {
+        store_->set(key(world_.rank), mine_bytes);
+        return;
       }
-      return;
+      try {
+        store_->set(key(world_.rank), mine_bytes);  // so that rank 0 stops at once too
+      } catch (const std::exception&) {
+        // rank 0 may already be gone; the mismatch below is what this rank reports
+      }
+      throw DistributedError("rank " + std::to_string(world_.rank) +
+                             " was started with a world of " + mine + " processes, rank 0 with " +
+                             leader +
+                             ": every process needs the same WORLD_SIZE (--nproc x --nnodes)");
     }
+    store_->set(key(0), mine_bytes);
     const auto deadline = std::chrono::steady_clock::now() + world_.timeout;
     std::vector<int> missing;
     for (;;) {
