@@ -293,7 +293,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
     const auto folder = fs::path(path).parent_path();
     if (!folder.empty()) fs::create_directories(folder, ec);
   }
-  file_ = existing ? h5::open_file(path, true) : h5::create_file(path);
+  file_ = existing ? h5::open_file(path, true) : h5::create_staged_file(path);
   const hid_t root = file_.get();
   if (!existing) {
     h5::write_attribute(root, "format_version", kFormatVersion);
@@ -322,7 +322,11 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   h5::remove(root, "plan");
   h5::write_string_dataset(root, "plan", info.plan_text);
   points_ = h5::require_group(root, "points");
-  H5Fflush(root, H5F_SCOPE_GLOBAL);
+  if (existing) {
+    H5Fflush(root, H5F_SCOPE_GLOBAL);
+  } else {
+    h5::publish_staged_file(root, path_);
+  }
 }
 
 BenchFile::~BenchFile() {

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
 
 #include "engine/core/errors.hpp"
 
@@ -106,6 +109,51 @@ Handle create_file(const std::string& path, bool overwrite) {
   return Handle(H5Fcreate(path.c_str(), overwrite || reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
                           H5P_DEFAULT, H5P_DEFAULT),
                 H5Fclose, "create file " + path);
+}
+
+namespace {
+
+std::string staged_name(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() /
+          ("." + p.filename().string() + "." + std::to_string(::getpid()) + ".part"))
+      .string();
+}
+
+}  // namespace
+
+Handle create_staged_file(const std::string& path) {
+  quiet_errors();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !(S_ISREG(st.st_mode) && st.st_size == 0)) {
+    throw IoError("HDF5: cannot create file " + path + ": a file of that name exists");
+  }
+  return Handle(H5Fcreate(staged_name(path).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                H5Fclose, "create file " + path);
+}
+
+void publish_staged_file(hid_t file, const std::string& path) {
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) {
+    throw IoError("HDF5: cannot flush " + path + system_error_suffix());
+  }
+  if (::rename(staged_name(path).c_str(), path.c_str()) != 0) {
+    throw IoError("cannot rename " + staged_name(path) + " to " + path + ": " +
+                  std::strerror(errno));
+  }
+}
+
+void remove_stale_staged_files(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const auto now = fs::file_time_type::clock::now();
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 6 || name[0] != '.' || name.compare(name.size() - 5, 5, ".part") != 0) {
+      continue;
+    }
+    const auto written = fs::last_write_time(entry.path(), error);
+    if (!error && now - written > std::chrono::minutes(1)) fs::remove(entry.path(), error);
+  }
 }
 
 Handle open_file(const std::string& path, bool writable) {

@@ -47,6 +47,16 @@ std::string system_error_suffix();
 void skip_cleanup_at_exit();
 
 Handle create_file(const std::string& path, bool overwrite = false);
+// A result file that appears whole or not at all: created under a hidden name next to `path`
+// (".NAME.PID.part"), written, then published: flushed and renamed to `path` (replacing the
+// empty file that reserved the name). A process killed while HDF5 lays out a new file (its
+// superblock first, the rest at the first flush) leaves at `path` the empty reservation, never
+// a file that nothing can open. Like create_file, refuses a `path` that holds a file already.
+Handle create_staged_file(const std::string& path);
+void publish_staged_file(hid_t file, const std::string& path);
+// Removes ".NAME.PID.part" files in `folder` older than a minute: what staging left of a
+// process killed before it published (a staged file lives for milliseconds).
+void remove_stale_staged_files(const std::string& folder);
 Handle open_file(const std::string& path, bool writable);
 // Opens a file for reading while another process may be writing it: HDF5 1.10 takes an
 // exclusive lock for its writers and a default open for reading fails on it. Rows flushed

@@ -15,6 +15,12 @@ namespace {
 h5::Handle open_result(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw core::IoError(path + ": no such file");
   h5::quiet_errors();
+  std::error_code error;
+  if (std::filesystem::file_size(path, error) == 0 && !error) {
+    throw core::IoError(path +
+                        " is empty: the name a run, sweep or search reserved before it stopped "
+                        "(killed before it wrote its file's first contents)");
+  }
   if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(path + " is not an HDF5 file");
   return h5::open_file_while_written(path);
 }

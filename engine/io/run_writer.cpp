@@ -70,6 +70,7 @@ std::string RunWriter::new_run_path(const std::string& root, const std::string& 
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw core::IoError("cannot create run folder " + dir.string() + ": " + ec.message());
+  h5::remove_stale_staged_files(dir.string());
   const std::string stamp = local_time("%Y%m%d-%H%M%S");
   for (int n = 0;; ++n) {
     const fs::path p = dir / (stamp + (n ? "-" + std::to_string(n) : "") + ".h5");
@@ -92,7 +93,7 @@ void write_origin(hid_t root, int64_t format_version, const std::string& name,
 }
 
 RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path) {
-  file_ = h5::create_file(path);
+  file_ = h5::create_staged_file(path);
   const hid_t root = file_.get();
   write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
   if (!info.description.empty()) h5::write_attribute(root, "description", info.description);
@@ -113,6 +114,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   auto script = h5::write_string_dataset(root, "script", info.script_text);
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   metrics_ = h5::create_group(root, "metrics");
+  h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
   flush();
 }

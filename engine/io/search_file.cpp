@@ -57,7 +57,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   if (error) {
     throw core::IoError("cannot create the folder of " + path + ": " + error.message());
   }
-  file_ = h5::create_file(path);
+  file_ = h5::create_staged_file(path);
   const hid_t root = file_.get();
   write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
   h5::write_attribute(root, "kind", std::string("search"));
@@ -74,7 +74,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   auto script = h5::write_string_dataset(root, "script", info.script_text);
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   trials_ = h5::create_group(root, "trials");
-  H5Fflush(root, H5F_SCOPE_GLOBAL);
+  h5::publish_staged_file(root, path_);
 }
 
 SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {

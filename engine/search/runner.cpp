@@ -150,6 +150,9 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
     if (code == 0) {
       const double metric = searched_metric(io::read_run_file(trial.run_file), config.metric);
       searcher.finished(r.job, metric);
+      // in the search file before it is said: a search killed right after the line resumes
+      // without running this rung again
+      record(file, searcher, trial);
       const auto best = searcher.best();
       progress("trial " + std::to_string(trial.id) + " finished rung " +
                std::to_string(r.job.rung) + ": " + config.metric + " " +
@@ -160,6 +163,7 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
                            core::number_string(search::metric_of(searcher.trial(*best)))
                      : "") +
                ")");
+      return;
     } else if (code == 130 || code == 143 || outcome.interrupted) {
       // stopped by Ctrl-C with the search: it stays "running", --resume continues it
     } else if (trial.restarts < config.max_restarts) {
@@ -178,7 +182,9 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
     } else {
       const std::string reason = failure_reason(r.log);
       searcher.failed(r.job, reason);
+      record(file, searcher, trial);
       progress("trial " + std::to_string(trial.id) + " failed: " + reason);
+      return;
     }
     record(file, searcher, trial);
   };

@@ -62,6 +62,14 @@ TEST_CASE("files that are not run files are named as what they are") {
                        core::IoError);
   CHECK_THROWS_WITH_AS(io::result_kind(dir + "/missing.h5"),
                        (dir + "/missing.h5: no such file").c_str(), core::IoError);
+  const auto reserved = dir + "/reserved.h5";
+  std::ofstream(reserved).close();
+  CHECK_THROWS_WITH_AS(
+      io::result_kind(reserved),
+      (reserved + " is empty: the name a run, sweep or search reserved before it stopped "
+                  "(killed before it wrote its file's first contents)")
+          .c_str(),
+      core::IoError);
   const auto empty = dir + "/empty.h5";
   io::h5::create_file(empty);
   CHECK(io::result_kind(empty) == io::ResultKind::kOther);

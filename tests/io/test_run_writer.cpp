@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include "engine/core/errors.hpp"
+#include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "tests/test_support.hpp"
 
@@ -95,4 +97,42 @@ TEST_CASE("run paths are never reused and unwritable folders say so") {
   test::write_bytes(dir + "/blocker", {1});
   CHECK_THROWS_AS(io::RunWriter::new_run_path(dir + "/blocker", "x"), core::IoError);
   CHECK_THROWS_AS(io::RunWriter(a, io::RunInfo{}), core::IoError);  // exists already
+}
+
+TEST_CASE("a new run file appears whole: staged under a hidden name, then renamed") {
+  namespace fs = std::filesystem;
+  const auto dir = test::scratch_dir("runfile-staged");
+  const auto path = io::RunWriter::new_run_path(dir, "staged");
+  const auto folder = fs::path(path).parent_path();
+  auto hidden_files = [&] {
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      n += entry.path().filename().string()[0] == '.';
+    }
+    return n;
+  };
+  CHECK(fs::file_size(path) == 0);  // the reservation
+  {
+    auto file = io::h5::create_staged_file(path);
+    io::h5::write_attribute(file.get(), "status", std::string("running"));
+    CHECK(fs::file_size(path) == 0);  // nothing at the name until published
+    CHECK(hidden_files() == 1);
+    io::h5::publish_staged_file(file.get(), path);
+    CHECK(hidden_files() == 0);
+    // readable while still open: the first contents went out with the rename
+    auto reader = io::h5::open_file_while_written(path);
+    CHECK(io::h5::read_string_attribute(reader.get(), "status") == "running");
+  }
+  CHECK_THROWS_WITH_AS(
+      io::h5::create_staged_file(path),
+      ("HDF5: cannot create file " + path + ": a file of that name exists").c_str(), core::IoError);
+  // what a killed process left: removed by the next run in the folder once a minute old
+  const auto stale = folder / ".20260101-000000.h5.1.part";
+  const auto fresh = folder / ".20260101-000001.h5.2.part";
+  test::write_bytes(stale.string(), {1});
+  test::write_bytes(fresh.string(), {1});
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  io::RunWriter::new_run_path(dir, "staged");
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(fresh));
 }
