@@ -14,7 +14,7 @@ namespace engine::io {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kBenchFormatVersion = 1;
 
 // /results as the file holds it: one compound record per point, strings variable-length.
 struct Record {
@@ -296,7 +296,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   file_ = existing ? h5::open_file(path, true) : h5::create_staged_file(path);
   const hid_t root = file_.get();
   if (!existing) {
-    h5::write_attribute(root, "format_version", kFormatVersion);
+    h5::write_attribute(root, "format_version", kBenchFormatVersion);
     h5::write_attribute(root, "kind", std::string("benchmark"));
     h5::write_attribute(root, "started_at", iso_timestamp());
     h5::write_attribute(root, "runs", int64_t{1});

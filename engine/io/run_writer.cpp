@@ -32,7 +32,7 @@ void remember_identity(const std::string& path, uint64_t* device, uint64_t* inod
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kRunFormatVersion = 1;
 
 std::string local_time(const char* format) {
   std::time_t now = std::time(nullptr);
@@ -95,7 +95,7 @@ void write_origin(hid_t root, int64_t format_version, const std::string& name,
 RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path) {
   file_ = h5::create_staged_file(path);
   const hid_t root = file_.get();
-  write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
+  write_origin(root, kRunFormatVersion, info.name, info.command, info.script_path);
   if (!info.description.empty()) h5::write_attribute(root, "description", info.description);
   h5::write_attribute(root, "hostname", hostname());
   h5::write_attribute(root, "device", info.device);

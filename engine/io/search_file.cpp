@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kSearchFormatVersion = 1;
 
 void write_metric_splits(hid_t parent, const std::map<std::string, MetricSplit>& metrics) {
   auto group = h5::create_group(parent, "metrics");
@@ -59,7 +59,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   }
   file_ = h5::create_staged_file(path);
   const hid_t root = file_.get();
-  write_origin(root, kFormatVersion, info.name, info.command, info.script_path);
+  write_origin(root, kSearchFormatVersion, info.name, info.command, info.script_path);
   h5::write_attribute(root, "kind", std::string("search"));
   h5::write_attribute(root, "seed", static_cast<int64_t>(info.seed));
   std::string overrides;
