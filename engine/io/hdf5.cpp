@@ -103,12 +103,10 @@ void quiet_errors() {
 
 Handle create_file(const std::string& path, bool overwrite) {
   quiet_errors();
-  // an empty file is a name reserved for this file (RunWriter::new_run_path): taken over
-  struct stat st {};
-  const bool reserved = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
-  return Handle(H5Fcreate(path.c_str(), overwrite || reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
-                          H5P_DEFAULT, H5P_DEFAULT),
-                H5Fclose, "create file " + path);
+  // (names reserved by an empty file are taken over by create_staged_file, not here)
+  return Handle(
+      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT),
+      H5Fclose, "create file " + path);
 }
 
 namespace {
