@@ -16,7 +16,8 @@ using namespace engine;
 
 namespace {
 
-std::string write_script(const std::string& dir, const std::string& name, const std::string& text) {
+std::string write_session_script(const std::string& dir, const std::string& name,
+                                 const std::string& text) {
   const auto path = dir + "/" + name;
   std::ofstream(path) << text;
   return path;
@@ -33,7 +34,7 @@ lua::Session session_in(const std::string& dir) {
 
 TEST_CASE("Session::run_file: the script sees its path as arg[0] and its arguments from 1") {
   const auto dir = test::scratch_dir("session-run");
-  const auto script = write_script(dir, "args.lua", R"(
+  const auto script = write_session_script(dir, "args.lua", R"(
 local out = assert(io.open(arg[1], 'w'))
 out:write(arg[0], '|', arg[2], '|', #arg)
 out:close()
@@ -42,15 +43,15 @@ out:close()
   session.run_file(script, {dir + "/out.txt", "second"});
   CHECK(test::read_text(dir + "/out.txt") == script + "|second|2");
   // a script's error comes back as a ScriptError naming the file and line
-  const auto bad = write_script(dir, "bad.lua", "local x = nil\nreturn x.field\n");
+  const auto bad = write_session_script(dir, "bad.lua", "local x = nil\nreturn x.field\n");
   CHECK_THROWS_WITH_AS(session.run_file(bad, {}), doctest::Contains("bad.lua:2"),
                        core::ScriptError);
 }
 
 TEST_CASE("Session: a model module file to benchmark, and a sweep read into C++ values") {
   const auto dir = test::scratch_dir("session-bench");
-  write_script(dir, "zoo.lua", "return {}\n");  // an empty zoo: the model is a file
-  const auto module = write_script(dir, "net.lua", R"(
+  write_session_script(dir, "zoo.lua", "return {}\n");  // an empty zoo: the model is a file
+  const auto module = write_session_script(dir, "net.lua", R"(
 local nn = require 'nn'
 local Net = nn.Module:extend('Net')
 Net.input_shape, Net.classes = {3}, 2
@@ -66,7 +67,7 @@ return Net
   REQUIRE(model.model.module);
   CHECK(model.model.forward(torch::zeros({4, 3})).sizes() == torch::IntArrayRef{4, 2});
 
-  const auto sweep = write_script(dir, "sweep.lua", R"(
+  const auto sweep = write_session_script(dir, "sweep.lua", R"(
 return { kind = 'benchmark', parameters = { model = 'mlp' },
          variables = { batch_size = {8, 16} } }
 )");

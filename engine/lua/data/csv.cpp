@@ -244,18 +244,18 @@ int p_classes(lua_State* L) {
   });
 }
 
-const luaL_Reg kFunctions[] = {{"csv", d_csv}, {nullptr, nullptr}};
-const luaL_Reg kPipelineMethods[] = {
+const luaL_Reg kCsvFunctions[] = {{"csv", d_csv}, {nullptr, nullptr}};
+const luaL_Reg kCsvPipelineMethods[] = {
     {"stats", p_stats}, {"classes", p_classes}, {nullptr, nullptr}};
 
 }  // namespace
 
 const luaL_Reg* csv_functions() {
-  return kFunctions;
+  return kCsvFunctions;
 }
 
 const luaL_Reg* csv_pipeline_methods() {
-  return kPipelineMethods;
+  return kCsvPipelineMethods;
 }
 
 }  // namespace engine::lua

@@ -42,7 +42,7 @@ int l_linear(lua_State* L) {
 }
 
 template <size_t D, class Impl, class Opts>
-int conv(lua_State* L, const char* name) {
+int conv_layer(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, name), out = check_integer(L, 2, name);
     const auto kernel = size_list(L, 3, std::string(name) + ": kernel_size", D);
@@ -68,13 +68,13 @@ int conv(lua_State* L, const char* name) {
 }
 
 int l_conv1d(lua_State* L) {
-  return conv<1, torch::nn::Conv1dImpl, torch::nn::Conv1dOptions>(L, "nn.Conv1d");
+  return conv_layer<1, torch::nn::Conv1dImpl, torch::nn::Conv1dOptions>(L, "nn.Conv1d");
 }
 int l_conv2d(lua_State* L) {
-  return conv<2, torch::nn::Conv2dImpl, torch::nn::Conv2dOptions>(L, "nn.Conv2d");
+  return conv_layer<2, torch::nn::Conv2dImpl, torch::nn::Conv2dOptions>(L, "nn.Conv2d");
 }
 int l_conv3d(lua_State* L) {
-  return conv<3, torch::nn::Conv3dImpl, torch::nn::Conv3dOptions>(L, "nn.Conv3d");
+  return conv_layer<3, torch::nn::Conv3dImpl, torch::nn::Conv3dOptions>(L, "nn.Conv3d");
 }
 
 int l_maxpool2d(lua_State* L) {

@@ -329,9 +329,9 @@ int opt_tostring(lua_State* L) {
   });
 }
 
-const luaL_Reg kFunctions[] = {{"SGD", o_sgd},     {"Adadelta", o_adadelta}, {"Adam", o_adam},
-                               {"AdamW", o_adamw}, {"Adagrad", o_adagrad},   {"RMSprop", o_rmsprop},
-                               {"LBFGS", o_lbfgs}, {nullptr, nullptr}};
+const luaL_Reg kOptimizerFunctions[] = {
+    {"SGD", o_sgd},         {"Adadelta", o_adadelta}, {"Adam", o_adam},   {"AdamW", o_adamw},
+    {"Adagrad", o_adagrad}, {"RMSprop", o_rmsprop},   {"LBFGS", o_lbfgs}, {nullptr, nullptr}};
 const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},     {"zero_grad", opt_zero_grad},
                                       {"lr", opt_lr},         {"momentum", opt_momentum},
                                       {"set_lr", opt_set_lr}, {nullptr, nullptr}};
@@ -340,7 +340,7 @@ const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullp
 }  // namespace
 
 const luaL_Reg* optimizer_functions() {
-  return kFunctions;
+  return kOptimizerFunctions;
 }
 const luaL_Reg* optimizer_methods() {
   return kOptimizerMethods;

@@ -115,15 +115,15 @@ int m_backward(lua_State* L) {
   });
 }
 
-const luaL_Reg kMethods[] = {{"requires_grad", m_requires_grad},
-                             {"is_requires_grad", m_is_requires_grad},
-                             {"backward", m_backward},
-                             {nullptr, nullptr}};
-const luaL_Reg kMeta[] = {{nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {{"no_grad", t_grad_mode<false>},
-                               {"enable_grad", t_grad_mode<true>},
-                               {"inference_mode", t_inference_mode},
-                               {nullptr, nullptr}};
+const luaL_Reg kAutogradMethods[] = {{"requires_grad", m_requires_grad},
+                                     {"is_requires_grad", m_is_requires_grad},
+                                     {"backward", m_backward},
+                                     {nullptr, nullptr}};
+const luaL_Reg kAutogradMeta[] = {{nullptr, nullptr}};
+const luaL_Reg kAutogradFunctions[] = {{"no_grad", t_grad_mode<false>},
+                                       {"enable_grad", t_grad_mode<true>},
+                                       {"inference_mode", t_inference_mode},
+                                       {nullptr, nullptr}};
 
 const luaL_Reg kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
 
@@ -134,7 +134,7 @@ const luaL_Reg* autograd_functions() {
 }
 
 TorchPart autograd_part() {
-  return {kMethods, kMeta, kFunctions};
+  return {kAutogradMethods, kAutogradMeta, kAutogradFunctions};
 }
 
 }  // namespace engine::lua

@@ -107,7 +107,7 @@ int m_totable(lua_State* L) {
 }
 
 // x:to('cuda'), x:to('float64'), x:to{dtype = ..., device = ...}
-int m_to(lua_State* L) {
+int m_tensor_to(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "to");
     if (lua_type(L, 2) == LUA_TSTRING) {
@@ -125,7 +125,7 @@ int m_to(lua_State* L) {
   });
 }
 
-int m_tostring(lua_State* L) {
+int m_tensor_tostring(lua_State* L) {
   return guarded(L, [&] {
     const std::string s = tensor_string(self(L, "tostring"));
     lua_pushlstring(L, s.data(), s.size());
@@ -133,7 +133,7 @@ int m_tostring(lua_State* L) {
   });
 }
 
-int m_len(lua_State* L) {
+int m_tensor_len(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "#");
     lua_pushnumber(L, x.dim() == 0 ? 0 : static_cast<double>(x.size(0)));
@@ -146,11 +146,14 @@ int m_eq_identity(lua_State* L) {
   return 1;
 }
 
-const luaL_Reg kMethods[] = {{"dtype", m_dtype},     {"device", m_device}, {"item", m_item},
-                             {"totable", m_totable}, {"to", m_to},         {nullptr, nullptr}};
-const luaL_Reg kMeta[] = {
-    {"__tostring", m_tostring}, {"__len", m_len}, {"__eq", m_eq_identity}, {nullptr, nullptr}};
-const luaL_Reg kFunctions[] = {{nullptr, nullptr}};
+const luaL_Reg kConvertMethods[] = {{"dtype", m_dtype},  {"device", m_device},
+                                    {"item", m_item},    {"totable", m_totable},
+                                    {"to", m_tensor_to}, {nullptr, nullptr}};
+const luaL_Reg kConvertMeta[] = {{"__tostring", m_tensor_tostring},
+                                 {"__len", m_tensor_len},
+                                 {"__eq", m_eq_identity},
+                                 {nullptr, nullptr}};
+const luaL_Reg kConvertFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 
@@ -171,7 +174,7 @@ std::string tensor_string(const Tensor& tensor) {
 }
 
 TorchPart convert_part() {
-  return {kMethods, kMeta, kFunctions};
+  return {kConvertMethods, kConvertMeta, kConvertFunctions};
 }
 
 }  // namespace engine::lua
