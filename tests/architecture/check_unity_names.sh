@@ -16,7 +16,7 @@ anonymous_names() {
   awk '
     /^namespace \{/ { inside = 1; next }
     /^\}  \/\/ namespace$/ { inside = 0; next }
-    !inside || /^(namespace|using|return|template|struct|class|enum|typedef)\b/ { next }
+    !inside || /^(namespace|using|return|template|struct|class|enum|typedef)( |$)/ { next }
     /^[A-Za-z].*[A-Za-z_0-9]\(/ {
       line = $0; sub(/\(.*/, "", line); n = split(line, w, /[ *&]+/)
       if (w[n] ~ /^[A-Za-z_][A-Za-z_0-9]*$/ && w[n] != "operator") print w[n]
@@ -33,7 +33,7 @@ for folder in engine/*/ tests/*/; do
   folder=${folder%/}
   while read -r name files; do
     [ -n "$name" ] || continue
-    echo "$folder: '$name' is defined in the anonymous namespace of:$files (rename one: a unity build merges them)"
+    echo "$folder: '$name' is defined in the anonymous namespace of $files (rename one: a unity build merges them)"
     clashes=$((clashes + 1))
   done < <(find "$folder" -name '*.cpp' | sort | while read -r file; do
              anonymous_names "$file" | sed "s|\$| $file|"
