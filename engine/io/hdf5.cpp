@@ -31,6 +31,10 @@ herr_t find_system_error(unsigned, const H5E_error2_t* error, void* out) {
 
 }  // namespace
 
+void check_status(herr_t status, const std::string& what) {
+  if (status < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
+}
+
 std::string system_error_suffix() {
   std::string message;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_system_error, &message);
@@ -42,10 +46,6 @@ namespace {
 hid_t check(hid_t id, const std::string& what) {
   if (id < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
   return id;
-}
-
-void check_status(herr_t status, const std::string& what) {
-  if (status < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
 }
 
 Handle scalar_space() {

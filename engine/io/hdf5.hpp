@@ -41,6 +41,9 @@ void quiet_errors();
 // " (File too large)": what the system said when HDF5's last call failed writing or reading a
 // file (disk full, file-size limit), or "" when the failure was HDF5's own.
 std::string system_error_suffix();
+// Throws IoError("HDF5: cannot WHAT" and the system's reason) when an HDF5 call's status is
+// negative.
+void check_status(herr_t status, const std::string& what);
 // Leaves out HDF5's own clean-up at exit, which crashes on a file whose close failed (a disk
 // that filled up while a checkpoint was written); every file the engine opens is closed by its
 // Handle before then. Call first thing in main.

@@ -45,10 +45,6 @@ Handle dataset_space(hid_t dataset, const std::vector<hsize_t>& dims) {
                 "make a dataspace");
 }
 
-void check_h5_status(herr_t status, const std::string& what) {
-  if (status < 0) throw core::IoError("HDF5: cannot " + what + h5::system_error_suffix());
-}
-
 // A dataset that must hold one value (a number, a boolean, a string): read into one variable,
 // a dataset of several would write past it.
 Handle open_single_dataset(hid_t parent, const std::string& name) {
@@ -68,8 +64,8 @@ Handle write_scalar(hid_t parent, const std::string& name, hid_t file_type, hid_
   Handle ds(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
                        H5P_DEFAULT),
             H5Dclose, "create dataset " + name);
-  check_h5_status(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value),
-                  "write " + name);
+  h5::check_status(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value),
+                   "write " + name);
   h5::write_attribute(ds.get(), kLuaType, std::string(lua_type));
   return ds;
 }
@@ -95,9 +91,9 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
   } else if (t.scalar_type() == torch::kFloat16) {
     // IEEE half: HDF5 has no predefined type, so derive it from float32 (as h5py does).
     type = Handle(H5Tcopy(H5T_IEEE_F32LE), H5Tclose, "make a float16 type");
-    check_h5_status(H5Tset_fields(type.get(), 15, 10, 5, 0, 10), "make a float16 type");
-    check_h5_status(H5Tset_size(type.get(), 2), "make a float16 type");
-    check_h5_status(H5Tset_ebias(type.get(), 15), "make a float16 type");
+    h5::check_status(H5Tset_fields(type.get(), 15, 10, 5, 0, 10), "make a float16 type");
+    h5::check_status(H5Tset_size(type.get(), 2), "make a float16 type");
+    h5::check_status(H5Tset_ebias(type.get(), 15), "make a float16 type");
     file_type = type.get();
     t = t.to(torch::kFloat32);
     mem_type = H5T_NATIVE_FLOAT;
@@ -113,8 +109,8 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
                        H5P_DEFAULT),
             H5Dclose, "create dataset " + name);
   if (t.numel() > 0) {
-    check_h5_status(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data_ptr()),
-                    "write dataset " + name);
+    h5::check_status(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data_ptr()),
+                     "write dataset " + name);
   }
   h5::write_attribute(ds.get(), kDtype, dtype);
 }
@@ -177,8 +173,8 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   }
   auto out = torch::empty(shape, torch::TensorOptions().dtype(t.dtype));
   if (out.numel() > 0) {
-    check_h5_status(H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
-                    "read dataset " + name);
+    h5::check_status(H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
+                     "read dataset " + name);
   }
   if (t.boolean) out = out.to(torch::kBool);
   if (has_attribute(ds.get(), kDtype)) {
@@ -225,8 +221,8 @@ NodeKind node_kind(hid_t parent, const std::string& name) {
 double read_number(hid_t parent, const std::string& name) {
   auto ds = open_single_dataset(parent, name);
   double v = 0;
-  check_h5_status(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v),
-                  "read " + name);
+  h5::check_status(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v),
+                   "read " + name);
   return v;
 }
 
@@ -234,7 +230,8 @@ bool read_boolean(hid_t parent, const std::string& name) {
   auto ds = open_single_dataset(parent, name);
   auto type = bool_type();
   int8_t v = 0;
-  check_h5_status(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &v), "read " + name);
+  h5::check_status(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &v),
+                   "read " + name);
   return v != 0;
 }
 
@@ -246,15 +243,15 @@ std::string read_string(hid_t parent, const std::string& name) {
     H5Tset_size(type.get(), H5T_VARIABLE);
     H5Tset_cset(type.get(), H5Tget_cset(file_type.get()));
     char* p = nullptr;
-    check_h5_status(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p),
-                    "read " + name);
+    h5::check_status(H5Dread(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p),
+                     "read " + name);
     std::string out = p ? p : "";
     H5free_memory(p);
     return out;
   }
   std::string out(H5Tget_size(file_type.get()), '\0');
-  check_h5_status(H5Dread(ds.get(), file_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
-                  "read " + name);
+  h5::check_status(H5Dread(ds.get(), file_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+                   "read " + name);
   out.resize(std::strlen(out.c_str()));
   return out;
 }
