@@ -14,15 +14,18 @@ namespace {
 
 // A collection runs once the CPU tensor memory has grown this much above its lowest point since
 // the last one (core::cpu_tensor_bytes counts every CPU tensor, so memory that a small tensor
-// holds on to through its autograd graph counts too). Measured on the mlp training step in a
-// one-model Lua loop (docs/performance.md): a collection every 4 MiB keeps the loop level with
-// the C++ loop; every 15 MiB it was 20% slower, as the dead tensors' memory falls out of the
-// caches before it is reused.
-constexpr int64_t kMinThreshold = int64_t{4} << 20;
+// holds on to through its autograd graph counts too). Dead tensors that wait for a collection
+// push the live ones out of the caches: on the mlp training step every 15 MiB was 20% slower
+// than every 4 MiB; on the mlp forward pass at batch 64 (a 2.5 KiB output a step, 2 threads)
+// every 4 MiB (1,500 dead outputs) was 8-10% behind the C++ loop, and so is a C++ loop that
+// keeps its last 1,500 outputs, while every 1 MiB ran within 3-5% (docs/performance.md).
+// Collecting more often than that cost the training step 3% (the collections' own work).
+constexpr int64_t kMinThreshold = int64_t{1} << 20;
 // The threshold is at least this many times the Lua heap: a full collection costs in
 // proportion to the heap (about 25 us for the 110 KiB a training script holds), so this bounds
-// the collector's share of the work, however large the heap grows ...
-constexpr int64_t kHeapMultiple = 16;
+// the collector's share of the work, however large the heap grows (a few percent of a step at
+// worst) ...
+constexpr int64_t kHeapMultiple = 4;
 // ... and at least this fraction of the tensor memory left after the last collection, as Lua's
 // own collector lets garbage grow in proportion to what is live.
 constexpr int64_t kLiveDivisor = 2;
@@ -30,8 +33,9 @@ constexpr int64_t kLiveDivisor = 2;
 // few kilobytes of small C++ objects that no tensor count sees. Each one is charged this much
 // towards the next collection. Measured on the mlp step at batch 16 in a Lua loop (two such
 // tensors a step, 60 KiB of tensors): collecting every 64 steps or more often ran level with
-// torch.scope, never collecting was 18% slower.
-constexpr int64_t kGraphCharge = int64_t{64} << 10;
+// torch.scope, never collecting was 18% slower. A sixty-fourth of the minimum threshold keeps
+// that cadence (one collection per 64 such tensors when nothing else counts).
+constexpr int64_t kGraphCharge = kMinThreshold / 64;
 // How deep torch.scope looks into returned tables for tensors to keep.
 constexpr int kKeepDepth = 8;
 // The collector finalizes dead tensors a few thousand at a time. Destroying them there would
