@@ -41,7 +41,8 @@ elseif mode == 'inference' then
   step = function() torch.inference_mode(forward) end
 elseif mode == 'inference_scope' then
   model:eval()
-  step = function() torch.scope(torch.inference_mode, forward) end
+  -- the scope's function returns nothing: a tensor it returned would be kept, not released
+  step = function() torch.scope(function() torch.inference_mode(forward) end) end
 elseif mode == 'no_grad' then
   model:eval()
   step = function() torch.no_grad(forward) end
