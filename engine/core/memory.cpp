@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/small_blocks.hpp"
 
 namespace engine::core {
 namespace {
@@ -33,9 +34,12 @@ constexpr int kKeepBelow = INT_MAX;
 
 std::atomic<int64_t> cpu_tensor_bytes_in_use{0};
 
+void count_bytes(int64_t bytes) {
+  cpu_tensor_bytes_in_use.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 void count(void* block, int sign) {
-  cpu_tensor_bytes_in_use.fetch_add(sign * static_cast<int64_t>(malloc_usable_size(block)),
-                                    std::memory_order_relaxed);
+  count_bytes(sign * static_cast<int64_t>(malloc_usable_size(block)));
 }
 
 // libtorch's CPU blocks are 64-byte aligned. alloc_cpu gets them from posix_memalign, which
@@ -52,6 +56,13 @@ constexpr size_t kAlignment = c10::gAlignment;
 constexpr uintptr_t kMark = 0x656e67696e65a11cULL;
 
 void* hand_aligned_alloc(size_t nbytes) {
+  static_assert(kAlignment <= 64, "small blocks are 64-byte aligned");
+  if (nbytes <= kSmallBlockMaxBytes) {
+    size_t held = 0;
+    void* data = small_block_alloc(nbytes, held);
+    if (data) count_bytes(static_cast<int64_t>(held));
+    return data;
+  }
   // malloc's blocks are 16-byte aligned, so two words fit below the data within kAlignment
   void* block = std::malloc(nbytes + kAlignment);
   if (!block) return nullptr;
@@ -66,6 +77,10 @@ void* hand_aligned_alloc(size_t nbytes) {
 
 void hand_aligned_free(void* data) {
   if (!data) return;
+  if (is_small_block(data)) {
+    count_bytes(-static_cast<int64_t>(small_block_free(data)));
+    return;
+  }
   auto* words = static_cast<uintptr_t*>(data);
   if (words[-2] != kMark) {  // not ours: libtorch's own (posix_memalign) block
     c10::free_cpu(data);

@@ -3,7 +3,10 @@
 // C++, keeping each step's output alive for the next KEEP steps, as dead tensors waiting for
 // a collection are. Built as build/bin/perf_kept_outputs; scripts/perf/kept_outputs.sh
 // alternates several KEEP values. Prints one JSON line like ../shared/bench's references.
-//   perf_kept_outputs KEEP [STEPS]
+//   perf_kept_outputs KEEP [STEPS] [MODE]
+// MODE ring (default): each output dies KEEP steps later; collect: outputs pile up until there
+// are KEEP of them, then all die at once, as a collector lets them (the first KEEP steps of a
+// Lua loop).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "engine/core/memory.hpp"
@@ -36,8 +40,10 @@ TORCH_MODULE(KeptMlp);
 int main(int argc, char** argv) {
   const long keep = argc > 1 ? std::atol(argv[1]) : 0;
   const long steps = argc > 2 ? std::atol(argv[2]) : 2000;
-  if (keep < 0 || steps < 1) {
-    std::fprintf(stderr, "usage: perf_kept_outputs KEEP [STEPS] (KEEP >= 0, STEPS >= 1)\n");
+  const std::string mode = argc > 3 ? argv[3] : "ring";
+  if (keep < 0 || steps < 1 || (mode != "ring" && mode != "collect")) {
+    std::fprintf(stderr,
+                 "usage: perf_kept_outputs KEEP [STEPS] [ring|collect] (KEEP >= 0, STEPS >= 1)\n");
     return 2;
   }
   engine::core::configure_allocator(engine::core::AllocatorPolicy::kCaching);
@@ -56,13 +62,21 @@ int main(int argc, char** argv) {
       auto output = model(x);
       if (keep > 0) {
         kept.push_back(std::move(output));
-        if (static_cast<long>(kept.size()) > keep) kept.pop_front();
+        if (static_cast<long>(kept.size()) > keep) {
+          if (mode == "ring") {
+            kept.pop_front();
+          } else {
+            kept.clear();
+          }
+        }
       }
     }
     const auto t1 = std::chrono::steady_clock::now();
     if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("{\"impl\": \"cpp-kept-outputs\", \"keep\": %ld, \"steps\": %ld, \"p50_ms\": %.4f}\n",
-              keep, steps, ms[ms.size() / 2]);
+  std::printf(
+      "{\"impl\": \"cpp-kept-outputs\", \"keep\": %ld, \"mode\": \"%s\", \"steps\": %ld, "
+      "\"p50_ms\": %.4f}\n",
+      keep, mode.c_str(), steps, ms[ms.size() / 2]);
 }

@@ -2,11 +2,13 @@
 # The mlp forward pass at batch 64 in C++ keeping its last KEEP outputs alive (KEEP = 0, 200,
 # 400, 800, 1500), alternating, ROUNDS times; prints each KEEP's p50 per round and the median
 # over rounds of its ratio to KEEP = 0 in the same round. 1,500 outputs of 2.5 KiB are what a
-# collection every 4 MiB left alive (docs/performance.md).
-#   scripts/perf/kept_outputs.sh [ROUNDS] [STEPS]
+# collection every 4 MiB left alive (docs/performance.md). MODE collect keeps them until KEEP
+# have piled up and then drops them all, as a collector does (perf_kept_outputs).
+#   scripts/perf/kept_outputs.sh [ROUNDS] [STEPS] [ring|collect]
 set -euo pipefail
 rounds=${1:-8}
 steps=${2:-2000}
+mode=${3:-ring}
 bin=${BUILD_DIR:-build}/bin/perf_kept_outputs
 [ -x "$bin" ] || { echo "no $bin: build first (cmake --build build -j2)"; exit 2; }
 keeps=(0 200 400 800 1500)
@@ -14,7 +16,7 @@ declare -A ratios p50s
 for ((r = 0; r < rounds; r++)); do
   base=
   for k in "${keeps[@]}"; do
-    p=$("$bin" "$k" "$steps" | grep -oE '"p50_ms": [0-9.]+' | grep -oE '[0-9.]+$')
+    p=$("$bin" "$k" "$steps" "$mode" | grep -oE '"p50_ms": [0-9.]+' | grep -oE '[0-9.]+$')
     [ -n "$base" ] || base=$p
     p50s[$k]+="$p "
     ratios[$k]+="$(awk -v a="$p" -v b="$base" 'BEGIN { printf "%.3f", a / b }') "
