@@ -8,7 +8,8 @@
 namespace engine::core {
 
 // caching: freed memory stays in the process for reuse (glibc's malloc told not to hand large
-// blocks back to the system after each step); system: glibc's defaults, unchanged.
+// blocks back to the system after each step; tensors of 4 KiB or less from small_blocks.hpp);
+// system: glibc's defaults, unchanged.
 enum class AllocatorPolicy { kCaching, kSystem };
 
 // "caching" or "system"; anything else is a UsageError naming --allocator.

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace engine::core {
@@ -26,25 +27,40 @@ struct SizeClass {
   std::mutex mutex;
   void* free_blocks = nullptr;  // data pointers; a free block's first word points to the next
 };
-std::array<SizeClass, kSmallClasses> size_classes;
 
-// Slabs are never freed (their blocks are reused), and are listed so that leak checkers see
-// them as reachable.
-std::mutex slabs_mutex;
-std::vector<void*> slabs;
+struct SmallBlocks {
+  std::array<SizeClass, kSmallClasses> size_classes;
+  // Slabs are never freed (their blocks are reused), and are listed so that leak checkers see
+  // them as reachable.
+  std::mutex slabs_mutex;
+  std::vector<void*> slabs;
+};
+
+// Never destroyed: tensors that static destructors free at exit still come back here.
+SmallBlocks& small_blocks() {
+  static auto* blocks = new SmallBlocks;
+  return *blocks;
+}
 
 size_t class_bytes(size_t size_class) {
   return (size_class + 1) * kSmallGranule;
 }
 
-// Carves a new slab into blocks of the class and puts them on its free list (class.mutex held).
+// Carves a new slab into blocks of the class and puts them on its free list (size_class.mutex
+// held).
 bool add_slab(SizeClass& size_class, size_t index) {
   const size_t stride = kSmallGranule + class_bytes(index);
   void* slab = std::malloc(kBlocksPerSlab * stride + kSmallGranule);
   if (!slab) return false;
   {
-    std::lock_guard<std::mutex> lock(slabs_mutex);
-    slabs.push_back(slab);
+    SmallBlocks& blocks = small_blocks();
+    std::lock_guard<std::mutex> lock(blocks.slabs_mutex);
+    try {
+      blocks.slabs.push_back(slab);
+    } catch (const std::bad_alloc&) {  // the caller reports running out of memory
+      std::free(slab);
+      return false;
+    }
   }
   const auto base = (reinterpret_cast<uintptr_t>(slab) + kSmallGranule - 1) & ~(kSmallGranule - 1);
   for (size_t i = kBlocksPerSlab; i-- > 0;) {
@@ -62,7 +78,7 @@ bool add_slab(SizeClass& size_class, size_t index) {
 void* small_block_alloc(size_t nbytes, size_t& held) {
   if (nbytes == 0 || nbytes > kSmallBlockMaxBytes) return nullptr;
   const size_t index = (nbytes - 1) / kSmallGranule;
-  SizeClass& size_class = size_classes[index];
+  SizeClass& size_class = small_blocks().size_classes[index];
   std::lock_guard<std::mutex> lock(size_class.mutex);
   if (!size_class.free_blocks && !add_slab(size_class, index)) return nullptr;
   void* data = size_class.free_blocks;
@@ -77,7 +93,7 @@ bool is_small_block(const void* data) {
 
 size_t small_block_free(void* data) {
   const size_t index = static_cast<uintptr_t*>(data)[-1];
-  SizeClass& size_class = size_classes[index];
+  SizeClass& size_class = small_blocks().size_classes[index];
   std::lock_guard<std::mutex> lock(size_class.mutex);
   *static_cast<void**>(data) = size_class.free_blocks;
   size_class.free_blocks = data;
