@@ -98,9 +98,10 @@ void counted_free(void* data) {
   c10::free_cpu(data);
 }
 
-// libtorch's CPU tensors allocate their data here: with the caching policy from malloc, aligned
-// by hand (above); with the system policy from libtorch's own alloc_cpu. Both count what they
-// hold, reading sizes back from malloc, so no per-block record is kept. libtorch's profiler
+// libtorch's CPU tensors allocate their data here: with the caching policy from small_blocks.hpp
+// (4 KiB or less) or from malloc, aligned by hand (above); with the system policy from libtorch's
+// own alloc_cpu. All count what they hold, reading sizes back from malloc or from the small
+// block's size class, so no per-block record is kept. libtorch's profiler
 // does not see these blocks (its CPU memory view comes from the default allocator).
 class EngineCpuAllocator final : public c10::Allocator {
  public:
