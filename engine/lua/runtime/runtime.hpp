@@ -118,6 +118,9 @@ inline void raw_get(lua_State* L, int table, const char* key) {
 // The tag left behind by __gc: the object is destroyed, the userdata may still be reachable
 // (from another finalizer, or through an explicit __gc call), and using it must fail cleanly.
 inline constexpr char kReleasedTag[] = "released";
+// The tag of a tensor that a scope released (torch.scope, or the forward of a Lua module that
+// C++ called), so that using it says how it went.
+inline constexpr char kScopeReleasedTag[] = "released by its scope";
 
 template <class T>
 struct Tagged {
@@ -141,7 +144,9 @@ Tagged<T>* test_tagged(lua_State* L, int index) {
   // lua_objlen must not see a number: it would turn it into a string in place.
   auto* box = static_cast<Tagged<T>*>(lua_touserdata(L, index));
   if (!box || lua_objlen(L, index) != sizeof(Tagged<T>)) return nullptr;
-  return box->tag == T::kTypeName || box->tag == kReleasedTag ? box : nullptr;
+  return box->tag == T::kTypeName || box->tag == kReleasedTag || box->tag == kScopeReleasedTag
+             ? box
+             : nullptr;
 }
 
 template <class T>
@@ -189,8 +194,14 @@ std::string type_name(lua_State* L, int index);
 // T already released by __gc.
 template <class T>
 std::string found_instead(lua_State* L, int index) {
-  return test_tagged<T>(L, index) ? std::string("a ") + T::kTypeName + " that was already released"
-                                  : type_name(L, index);
+  const auto* box = test_tagged<T>(L, index);
+  if (!box) return type_name(L, index);
+  if (box->tag == kScopeReleasedTag) {
+    return std::string("a ") + T::kTypeName +
+           " that was released when the torch.scope or the Lua module forward it was made in "
+           "ended (return it, store it in a module field, or keep it with x:keep())";
+  }
+  return std::string("a ") + T::kTypeName + " that was already released";
 }
 
 template <class T>

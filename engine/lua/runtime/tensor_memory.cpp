@@ -52,13 +52,6 @@ constexpr int64_t kDeferMaxBytes = 4096;
 constexpr size_t kDeferredMax = 8192;
 constexpr int64_t kDeferredMaxBytes = int64_t{4} << 20;
 
-struct Scope {
-  lua_State* L;
-  int list_ref;  // registry reference of a Lua list of the tensor userdata made inside
-  int count;
-  Scope* outer;
-};
-
 struct DeferredTensor {
   torch::Tensor tensor;
   int64_t bytes;  // its storage's, if on the CPU (a shared storage is rare, and small)
@@ -70,7 +63,7 @@ struct Pacing {
   int64_t uncounted = 0;  // since then: bytes of new tensors on other devices, graph charges
   int64_t threshold = kMinThreshold;
   int64_t collections = 0;
-  Scope* scope = nullptr;                // the innermost torch.scope running on this thread
+  TensorScope* scope = nullptr;          // the innermost scope open on this thread
   std::vector<DeferredTensor> deferred;  // dead small tensors waiting to be destroyed
   int64_t deferred_bytes = 0;            // the CPU memory that destroying them gives back
 };
@@ -103,21 +96,13 @@ void collect(lua_State* L) {
   pacing.threshold = std::max({kMinThreshold, kHeapMultiple * heap, pacing.low / kLiveDivisor});
 }
 
-// Adds the value on top of the stack to the scope's list.
-void enrol(lua_State* L, Scope& scope) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, scope.list_ref);
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, ++scope.count);
-  lua_pop(L, 1);
-}
-
-void release_box(Tagged<TensorBox>* box) {
+void release_box(Tagged<TensorBox>* box, const char* released_tag) {
   if (box->tag != TensorBox::kTypeName) return;
   const auto& t = box->object.tensor;
   if (t.use_count() == 1 && t.requires_grad() && !t.is_leaf()) {  // its graph goes now
     pacing.uncounted = std::max<int64_t>(0, pacing.uncounted - kGraphCharge);
   }
-  box->tag = kReleasedTag;
+  box->tag = released_tag;
   box->object.~TensorBox();
 }
 
@@ -138,44 +123,21 @@ void find_tensors(lua_State* L, int index, int depth, std::unordered_set<const v
   }
 }
 
-// Releases the scope's tensors except pinned ones and those among the values at 1..results;
-// the kept ones join the enclosing scope, which they were made inside too.
-void close_scope(lua_State* L, Scope& scope, int results) {
-  std::unordered_set<const void*> kept, tables;
-  for (int i = 1; i <= results; ++i) find_tensors(L, i, 0, kept, tables);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, scope.list_ref);
-  const int list = lua_gettop(L);
-  Scope* outer = scope.outer && scope.outer->L == L ? scope.outer : nullptr;
-  for (int i = 1; i <= scope.count; ++i) {
-    lua_rawgeti(L, list, i);
-    auto* box = test_tagged<TensorBox>(L, -1);
-    if (box && box->tag == TensorBox::kTypeName && !box->object.pinned) {
-      if (!kept.count(box)) {
-        release_box(box);
-      } else if (outer) {
-        enrol(L, *outer);
-      }
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-}
-
 // torch.scope(fn, ...): fn(...)'s results, with the tensors made inside fn released when it
 // returns (or raises), except those it returns and those kept (x:keep(), module fields).
 int t_scope(lua_State* L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_newtable(L);
-  Scope scope{L, luaL_ref(L, LUA_REGISTRYINDEX), 0, pacing.scope};
-  pacing.scope = &scope;
-  const int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
-  pacing.scope = scope.outer;
-  const int results = status == 0 ? lua_gettop(L) : 0;
-  guarded(L, [&] {
-    close_scope(L, scope, results);
-    return 0;
-  });
-  luaL_unref(L, LUA_REGISTRYINDEX, scope.list_ref);
+  int status = 0;
+  int results = 0;
+  {
+    TensorScope scope(L);
+    status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    results = status == 0 ? lua_gettop(L) : 0;
+    guarded(L, [&] {
+      scope.close(1, results);
+      return 0;
+    });
+  }
   if (status != 0) return lua_error(L);
   return results;
 }
@@ -189,7 +151,7 @@ int m_free(lua_State* L) {
                           ")");
     });
   }
-  release_box(box);
+  release_box(box, kReleasedTag);
   return 0;
 }
 
@@ -251,7 +213,7 @@ void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor) {
     // one a push matches the rate they die at; two once a backlog builds up
     if (pacing.deferred.size() > kDeferredMax / 2) destroy_last_deferred();
   }
-  if (pacing.scope && pacing.scope->L == L) enrol(L, *pacing.scope);
+  if (pacing.scope && pacing.scope->state() == L) pacing.scope->enrol();
   // What the CPU count does not see: other devices' memory and autograd graphs. Only new
   // tensors count (a handle to one that something else holds too, such as a parameter or a
   // gradient, brings nothing new).
@@ -264,6 +226,61 @@ void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor) {
   if (held - pacing.low + pacing.uncounted >= pacing.threshold) {
     collect(L);
   }
+}
+
+TensorScope::TensorScope(lua_State* L) : L_(L), outer_(pacing.scope) {
+  lua_newtable(L);
+  list_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  pacing.scope = this;
+}
+
+TensorScope::~TensorScope() {
+  if (!open_) return;
+  try {
+    close(1, 0);
+  } catch (...) {  // out of memory: the tensors are left to the collector
+  }
+}
+
+void TensorScope::enrol() {
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, list_ref_);
+  lua_pushvalue(L_, -2);
+  lua_rawseti(L_, -2, ++count_);
+  lua_pop(L_, 1);
+}
+
+void TensorScope::close(int first, int last) {
+  if (!open_) return;
+  open_ = false;
+  pacing.scope = outer_;
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, list_ref_);
+  luaL_unref(L_, LUA_REGISTRYINDEX, list_ref_);
+  const int list = lua_gettop(L_);
+  // one tensor result (a module's forward) needs no sets
+  const void* result = first == last ? test_tagged<TensorBox>(L_, first) : nullptr;
+  std::unordered_set<const void*> kept, tables;
+  try {
+    if (!result) {
+      for (int i = first; i <= last; ++i) find_tensors(L_, i, 0, kept, tables);
+    }
+  } catch (...) {
+    lua_settop(L_, list - 1);
+    throw;
+  }
+  TensorScope* outer = outer_ && outer_->L_ == L_ ? outer_ : nullptr;
+  for (int i = 1; i <= count_; ++i) {
+    lua_rawgeti(L_, list, i);
+    auto* box = test_tagged<TensorBox>(L_, -1);
+    if (box && box->tag == TensorBox::kTypeName && !box->object.pinned) {
+      if (box != result && !kept.count(box)) {
+        release_box(box, kScopeReleasedTag);
+      } else if (outer) {
+        outer->enrol();
+      }
+    }
+    lua_pop(L_, 1);
+  }
+  lua_pop(L_, 1);
 }
 
 void add_memory_functions(lua_State* L, int library) {

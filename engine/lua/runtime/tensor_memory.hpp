@@ -6,7 +6,8 @@
 //   since the last collection, the next tensor handed to Lua runs a full collection (Torch7
 //   likewise ran its collector from the size of its tensor heap);
 // - deterministic release: torch.scope(fn) releases the tensors made inside fn when it
-//   returns, x:free() releases one now.
+//   returns, x:free() releases one now; the forward of a Lua module that C++ calls (the
+//   trainer, evaluator, bench, a container) runs in such a scope too (LuaModuleImpl).
 #pragma once
 
 #include <torch/types.h>
@@ -25,6 +26,32 @@ void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor);
 int gc_tensor(lua_State* L);
 // Destroys the dead tensors the finalizer set aside; the Runtime calls it when it closes.
 void release_deferred_tensors();
+
+// The tensors handed to Lua on this thread while it is open (the innermost one enrols them), to
+// be released when it closes: torch.scope's, and the one around a Lua module's forward.
+class TensorScope {
+ public:
+  explicit TensorScope(lua_State* L);
+  // Releases every tensor made inside (the call it covered failed) unless close() ran.
+  ~TensorScope();
+  TensorScope(const TensorScope&) = delete;
+  TensorScope& operator=(const TensorScope&) = delete;
+
+  // Releases the tensors made inside except kept ones (x:keep(), module fields) and those among
+  // the stack values first..last (or inside them, when tables); those join the enclosing scope,
+  // which they were made inside too. A scope closes once.
+  void close(int first, int last);
+  // Adds the tensor userdata on top of the stack to the list.
+  void enrol();
+  lua_State* state() const { return L_; }
+
+ private:
+  lua_State* L_;
+  int list_ref_;  // registry reference of a Lua list of the tensor userdata made inside
+  int count_ = 0;
+  TensorScope* outer_;
+  bool open_ = true;
+};
 
 // torch.scope, torch.memory_stats and the tensor methods free and keep are added to 'torch' by
 // add_memory_functions (runtime/libraries.hpp).
