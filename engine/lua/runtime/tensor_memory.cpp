@@ -253,19 +253,15 @@ void TensorScope::close(int first, int last) {
   if (!open_) return;
   open_ = false;
   pacing.scope = outer_;
+  StackGuard guard(L_);  // also when listing the kept ones runs out of memory
   lua_rawgeti(L_, LUA_REGISTRYINDEX, list_ref_);
   luaL_unref(L_, LUA_REGISTRYINDEX, list_ref_);
   const int list = lua_gettop(L_);
   // one tensor result (a module's forward) needs no sets
   const void* result = first == last ? test_tagged<TensorBox>(L_, first) : nullptr;
   std::unordered_set<const void*> kept, tables;
-  try {
-    if (!result) {
-      for (int i = first; i <= last; ++i) find_tensors(L_, i, 0, kept, tables);
-    }
-  } catch (...) {
-    lua_settop(L_, list - 1);
-    throw;
+  if (!result) {
+    for (int i = first; i <= last; ++i) find_tensors(L_, i, 0, kept, tables);
   }
   TensorScope* outer = outer_ && outer_->L_ == L_ ? outer_ : nullptr;
   for (int i = 1; i <= count_; ++i) {
@@ -280,7 +276,6 @@ void TensorScope::close(int first, int last) {
     }
     lua_pop(L_, 1);
   }
-  lua_pop(L_, 1);
 }
 
 void add_memory_functions(lua_State* L, int library) {
