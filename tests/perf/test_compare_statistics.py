@@ -50,6 +50,19 @@ for (low, high), bound, kind, expected in cases:
     check(got == expected, 'verdict(%s, %s, %s, %s) = %s, expected %s' % (
         low, high, bound, kind, got, expected))
 
+# stability: spread is (max - min) / median; a program is judged against 5%, and its miss
+# counts against it only when the C++ loop, alternating with it, held still
+check(abs(compare.spread([1.0, 1.02, 0.98, 1.01, 0.99]) - 0.04) < 1e-12, 'spread of 0.98..1.02')
+check(abs(compare.spread([0.3, 0.6, 0.6]) - 0.5) < 1e-12, 'spread of a bimodal command')
+for own, host, expected in [(0.04, 0.30, 'met'), (0.05, 0.0, 'met'), (0.12, 0.03, 'not met'),
+                            (0.12, 0.20, 'not shown (host)')]:
+    got = compare.stability_verdict(own, host)
+    check(got == expected, 'stability_verdict(%s, %s) = %s, expected %s' % (own, host, got,
+                                                                           expected))
+check(compare.STABILITY_PROGRAMS[0] == 'cpp' and
+      all(p in compare.PROGRAMS for p in compare.STABILITY_PROGRAMS),
+      'the stability table starts with the C++ loop and names known programs')
+
 # every target names programs the tables have and cases that exist
 for label, a, b, applies, bound, kind in compare.TARGETS:
     check(a in compare.PROGRAMS and b in compare.PROGRAMS, label + ': unknown program')
