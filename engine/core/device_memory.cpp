@@ -14,8 +14,10 @@ int64_t peak_device_bytes(const c10::Device& device) {
   if (device.is_cuda()) {
     const int index = device.has_index() ? device.index() : c10::cuda::current_device();
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
-    const auto all = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
-    return stats.allocated_bytes[all].peak;
+    // allocated_bytes is indexed by StatType, whose first entry is AGGREGATE (every pool) in
+    // libtorch 1.13 and 2.x alike; the enum itself moved to another namespace in 2.x
+    constexpr size_t kAggregate = 0;
+    return stats.allocated_bytes[kAggregate].peak;
   }
 #endif
   (void)device;

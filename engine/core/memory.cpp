@@ -11,10 +11,12 @@
 #include <atomic>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/small_blocks.hpp"
+#include "engine/core/torch_compat.hpp"
 
 namespace engine::core {
 namespace {
@@ -106,7 +108,7 @@ void counted_free(void* data) {
 class EngineCpuAllocator final : public c10::Allocator {
  public:
   explicit EngineCpuAllocator(bool hand_aligned) : hand_aligned_(hand_aligned) {}
-  c10::DataPtr allocate(size_t nbytes) const override {
+  c10::DataPtr allocate(size_t nbytes) ENGINE_ALLOCATE_CONST override {
     const c10::Device cpu(c10::DeviceType::CPU);
     if (nbytes == 0) return {nullptr, nullptr, raw_deleter(), cpu};
     void* data = nullptr;
@@ -125,6 +127,11 @@ class EngineCpuAllocator final : public c10::Allocator {
   c10::DeleterFnPtr raw_deleter() const override {
     return hand_aligned_ ? &hand_aligned_free : &counted_free;
   }
+#if ENGINE_TORCH_AT_LEAST(2, 3)
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+#endif
 
  private:
   bool hand_aligned_;

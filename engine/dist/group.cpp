@@ -1,14 +1,21 @@
 #include "engine/dist/group.hpp"
 
-// c10d's Gloo header is guarded by the flag PyTorch's own build defines; Debian's libtorch is
-// built with Gloo (and the engine needs libgloo-dev for its headers).
+// c10d's Gloo header includes Gloo's own: Debian's libgloo-dev, or the libtorch download's
+// include folder. PyTorch's Python wheels ship neither; built against one of those, the engine
+// has no Gloo process group (distributed training on CUDA only, through NCCL).
+#if __has_include(<gloo/algorithm.h>)
+#define ENGINE_WITH_GLOO 1
+// guarded by the flag PyTorch's own build defines; Debian's libtorch is built with Gloo
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
+#endif
 #endif
 
 #include <spdlog/spdlog.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#ifdef ENGINE_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #ifdef USE_C10D_NCCL
@@ -19,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <type_traits>
 
 #include "engine/core/errors.hpp"
 #include "engine/dist/distributed_error.hpp"
@@ -41,6 +49,7 @@ bool loopback(const std::string& address) {
 // Gloo's transport for this machine: GLOO_SOCKET_IFNAME's interface when set (as PyTorch
 // reads it), loopback for a world on one machine, else the address this host's name resolves
 // to.
+#ifdef ENGINE_WITH_GLOO
 std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
     return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
@@ -49,6 +58,26 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   }
   return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+#endif
+
+// In libtorch 1.13 Gloo's and NCCL's process groups are c10d::ProcessGroup themselves; from 2.0
+// they are backends (c10d::Backend) that a ProcessGroup dispatches to, one per device type.
+template <typename Group = c10d::ProcessGroup, typename Backend>
+c10::intrusive_ptr<Group> process_group(c10::intrusive_ptr<Backend> backend,
+                                        const c10::intrusive_ptr<c10d::Store>& store,
+                                        const World& world, c10::DeviceType device) {
+  if constexpr (std::is_base_of_v<Group, Backend>) {
+    (void)store, (void)world, (void)device;
+    return backend;
+  } else {
+    const auto type =
+        device == c10::DeviceType::CUDA ? Group::BackendType::NCCL : Group::BackendType::GLOO;
+    auto group = c10::make_intrusive<Group>(store, world.rank, world.size);
+    group->setBackend(device, type, backend);
+    group->setDefaultBackend(type);
+    return group;
+  }
 }
 
 }  // namespace
@@ -62,9 +91,10 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
     if (device_.is_cuda()) {
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = world_.timeout;
-      backend_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-          c10::make_intrusive<c10d::PrefixStore>("nccl", store_), world_.rank, world_.size,
-          options);
+      backend_ = process_group(c10::make_intrusive<c10d::ProcessGroupNCCL>(
+                                   c10::make_intrusive<c10d::PrefixStore>("nccl", store_),
+                                   world_.rank, world_.size, options),
+                               store_, world_, c10::DeviceType::CUDA);
       return;
     }
 #endif
@@ -73,10 +103,19 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
                              " needs a libtorch built with NCCL (see docs/distributed.md); "
                              "this one offers Gloo, for --device cpu");
     }
+#ifdef ENGINE_WITH_GLOO
     auto options = c10d::ProcessGroupGloo::Options::create(world_.timeout);
     options->devices.push_back(gloo_device(world_));
-    backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("gloo", store_), world_.rank, world_.size, options);
+    backend_ = process_group(c10::make_intrusive<c10d::ProcessGroupGloo>(
+                                 c10::make_intrusive<c10d::PrefixStore>("gloo", store_),
+                                 world_.rank, world_.size, options),
+                             store_, world_, c10::DeviceType::CPU);
+#else
+    throw core::UsageError(
+        "distributed training on the CPU needs Gloo's headers at build time (Debian's "
+        "libgloo-dev, or a libtorch download's include folder); this engine was built "
+        "without them (see docs/distributed.md)");
+#endif
   } catch (const core::Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/train/closure_loss.hpp"
+#include "engine/train/optimizer_state_key.hpp"
 
 namespace engine::train {
 
@@ -24,7 +25,7 @@ torch::Tensor Adadelta::step(LossClosure closure) {
       if (!p.grad().defined()) continue;
       auto grad = p.grad();
       if (options.weight_decay() != 0) grad = grad.add(p, options.weight_decay());
-      auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      auto key = optimizer_state_key(p);
       auto it = state_.find(key);
       if (it == state_.end()) {
         auto state = std::make_unique<AdadeltaParamState>();

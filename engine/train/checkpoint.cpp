@@ -18,6 +18,7 @@
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
+#include "engine/train/optimizer_state_key.hpp"
 
 namespace engine::train {
 namespace {
@@ -142,7 +143,7 @@ void write_optimizer(hid_t file, const TrainSpec& spec) {
     h5::write_attribute(gg.get(), "lr", g.options().get_lr());
     h5::write_attribute(gg.get(), "parameters", static_cast<int64_t>(g.params().size()));
     for (const auto& p : g.params()) {
-      auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      auto it = state.find(optimizer_state_key(p));
       auto name = names.find(p.unsafeGetTensorImpl());
       if (it == state.end() || name == names.end()) continue;
       write_param_state(states.get(), name->second, *it->second);

@@ -8,6 +8,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/torch_compat.hpp"
 
 namespace engine::train {
 
@@ -39,20 +40,60 @@ void check_precision(Precision precision, const torch::Device& device) {
   }
 }
 
+namespace {
+
+// Autocast's state per device type: libtorch 2.4 took the device type as an argument and
+// deprecated the CUDA- and CPU-specific functions (each call then prints a warning).
+bool autocast_enabled(bool cuda) {
+#if ENGINE_TORCH_AT_LEAST(2, 4)
+  return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU);
+#else
+  return cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+at::ScalarType autocast_dtype(bool cuda) {
+#if ENGINE_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(cuda ? at::kCUDA : at::kCPU);
+#else
+  return cuda ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
+void set_autocast_enabled(bool cuda, bool enabled) {
+#if ENGINE_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_enabled(cuda ? at::kCUDA : at::kCPU, enabled);
+#else
+  if (cuda) {
+    at::autocast::set_enabled(enabled);
+  } else {
+    at::autocast::set_cpu_enabled(enabled);
+  }
+#endif
+}
+
+void set_autocast_dtype(bool cuda, at::ScalarType dtype) {
+#if ENGINE_TORCH_AT_LEAST(2, 4)
+  at::autocast::set_autocast_dtype(cuda ? at::kCUDA : at::kCPU, dtype);
+#else
+  if (cuda) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+#endif
+}
+
+}  // namespace
+
 AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
     : cuda_(device.is_cuda()) {
-  was_enabled_ = cuda_ ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-  was_dtype_ =
-      cuda_ ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+  was_enabled_ = autocast_enabled(cuda_);
+  was_dtype_ = autocast_dtype(cuda_);
   const bool enable = precision != Precision::kFloat32;
-  const auto dtype = precision == Precision::kFloat16 ? at::kHalf : at::kBFloat16;
-  if (cuda_) {
-    at::autocast::set_enabled(enable);
-    if (enable) at::autocast::set_autocast_gpu_dtype(dtype);
-  } else {
-    at::autocast::set_cpu_enabled(enable);
-    if (enable) at::autocast::set_autocast_cpu_dtype(dtype);
-  }
+  set_autocast_enabled(cuda_, enable);
+  if (enable)
+    set_autocast_dtype(cuda_, precision == Precision::kFloat16 ? at::kHalf : at::kBFloat16);
   // the nesting count decides when autocast's cast cache is cleared, as torch.autocast does
   if (enable) at::autocast::increment_nesting();
   enabled_here_ = enable;
@@ -60,13 +101,8 @@ AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
 
 AutocastScope::~AutocastScope() {
   if (enabled_here_ && at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cuda_) {
-    at::autocast::set_enabled(was_enabled_);
-    at::autocast::set_autocast_gpu_dtype(was_dtype_);
-  } else {
-    at::autocast::set_cpu_enabled(was_enabled_);
-    at::autocast::set_autocast_cpu_dtype(was_dtype_);
-  }
+  set_autocast_enabled(cuda_, was_enabled_);
+  set_autocast_dtype(cuda_, was_dtype_);
 }
 
 GradScaler::GradScaler(double initial_scale, double growth_factor, double backoff_factor,

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/train/closure_loss.hpp"
+#include "engine/train/optimizer_state_key.hpp"
 
 namespace engine::train {
 namespace {
@@ -112,7 +113,7 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      const auto key = optimizer_state_key(p);
       auto found = state_.find(key);
       torch::Tensor buffer;
       if (found != state_.end()) {
