@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/files.hpp"
+
 namespace engine::test {
 
 // A fresh empty folder for one test, under $ENGINE_TEST_TMP (set by CTest) or /tmp.
@@ -19,7 +21,7 @@ inline std::string scratch_dir(const std::string& name) {
   const char* root = std::getenv("ENGINE_TEST_TMP");
   const std::filesystem::path dir = std::filesystem::path(root ? root : "/tmp") /
                                     ("engine-" + name + "-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  core::remove_tree(dir.string());
   std::filesystem::create_directories(dir);
   return dir.string();
 }

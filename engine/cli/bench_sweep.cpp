@@ -14,6 +14,7 @@
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
 
@@ -62,10 +63,7 @@ class ScratchDir {
     if (!mkdtemp(pattern.data())) throw core::IoError("cannot make a temporary folder in /tmp");
     path_ = pattern;
   }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
+  ~ScratchDir() { core::remove_tree_quietly(path_); }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
   const std::string& path() const { return path_; }

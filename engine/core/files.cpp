@@ -1,5 +1,10 @@
 #include "engine/core/files.hpp"
 
+#include <ftw.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
@@ -25,6 +30,42 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
             static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out) throw IoError(path + ": cannot write");
+}
+
+namespace {
+
+// nftw's callback has no user pointer: the first failure's path and errno are kept here, per
+// thread (FTW_DEPTH visits a folder after its contents, so a folder is removed empty).
+thread_local std::string failed_path;
+thread_local int failed_errno = 0;
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  if (std::remove(path) == 0) return 0;
+  failed_path = path;
+  failed_errno = errno;
+  return 1;  // stops the walk
+}
+
+}  // namespace
+
+bool remove_tree_quietly(const std::string& path) noexcept {
+  failed_path.clear();
+  failed_errno = 0;
+  constexpr int kOpenFolders = 16;
+  const int result = nftw(path.c_str(), remove_entry, kOpenFolders, FTW_DEPTH | FTW_PHYS);
+  if (result == 0) return true;
+  if (result == -1 && errno == ENOENT && failed_errno == 0) return true;  // nothing there
+  if (failed_errno == 0) {
+    failed_path = path;
+    failed_errno = errno;
+  }
+  return false;
+}
+
+void remove_tree(const std::string& path) {
+  if (!remove_tree_quietly(path)) {
+    throw IoError(failed_path + ": cannot remove (" + std::strerror(failed_errno) + ")");
+  }
 }
 
 }  // namespace engine::core

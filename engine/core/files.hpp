@@ -1,4 +1,4 @@
-// Whole-file reads for the data sources.
+// Whole-file reads for the data sources, and removing a folder tree.
 #pragma once
 
 #include <cstdint>
@@ -12,5 +12,14 @@ std::vector<uint8_t> read_file(const std::string& path);
 
 // Writes (replaces) the file; IoError naming it when it cannot be written.
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+// Removes the file or folder and everything under it (symbolic links themselves, not what they
+// point to); nothing to do when it does not exist. IoError naming what could not be removed.
+// Instead of std::filesystem::remove_all: PyTorch's libtorch 2.x builds carry a copy of it
+// that the dynamic linker picks before libstdc++'s, and that copy crashes when called.
+void remove_tree(const std::string& path);
+
+// remove_tree for destructors and clean-ups: false instead of an exception.
+bool remove_tree_quietly(const std::string& path) noexcept;
 
 }  // namespace engine::core

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
 #include "engine/io/result_file.hpp"
@@ -110,7 +111,7 @@ void prepare_folder(Trial& trial, const std::string& folder) {
     }
   }
   trial.run_file.clear();
-  fs::remove_all(folder);
+  core::remove_tree(folder);
   fs::create_directories(folder);
 }
 
