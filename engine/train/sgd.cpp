@@ -176,4 +176,15 @@ void release_gradients(torch::optim::Optimizer& optimizer) {
   }
 }
 
+void zero_gradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      auto& grad = p.mutable_grad();
+      if (!grad.defined()) continue;
+      grad.detach_();  // as libtorch 1.13's Optimizer::zero_grad: off any graph, then zeros
+      grad.zero_();
+    }
+  }
+}
+
 }  // namespace engine::train

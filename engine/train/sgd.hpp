@@ -30,4 +30,9 @@ class FusedSGD : public torch::optim::SGD {
 // gradient instead of adding it to zeros. The values that follow are the same.
 void release_gradients(torch::optim::Optimizer& optimizer);
 
+// Fills the gradients that are there with zeros, keeping their tensors (PyTorch's
+// zero_grad(set_to_none=False)): Optimizer::zero_grad did this in libtorch 1.13, releases them
+// in 2.x.
+void zero_gradients(torch::optim::Optimizer& optimizer);
+
 }  // namespace engine::train

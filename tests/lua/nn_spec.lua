@@ -119,6 +119,25 @@ describe('modules written in Lua', function()
     fails(function() opt:zero_grad('yes') end, 'opt:zero_grad: set_to_none must be a boolean, got string')
     fails(function() b:zero_grad(1) end, 'm:zero_grad: set_to_none must be a boolean, got number')
   end)
+  it('to(dtype) converts floating-point parameters and buffers only, as PyTorch', function()
+    local Masked = nn.Module:extend('Masked')
+    function Masked:init()
+      self.fc = nn.Linear(3, 3)
+      self.bn = nn.BatchNorm1d(3)
+      self:register_buffer('mask', torch.arange(1, 4):gt(1))
+    end
+    function Masked:forward(x) return self.bn(self.fc(x)):masked_fill(self.mask, 0) end
+    local m = Masked()
+    for _, dtype in ipairs({'float64', 'float32'}) do
+      m:to(dtype == 'float64' and dtype or {dtype = dtype})
+      local state = m:state_dict()
+      equal(state['fc.weight']:dtype(), dtype)
+      equal(state['bn.running_mean']:dtype(), dtype)
+      equal(state['mask']:dtype(), 'bool')
+      equal(state['bn.num_batches_tracked']:dtype(), 'int64')
+      same(m(torch.randn(4, 3, {dtype = dtype})):size(), {4, 3})
+    end
+  end)
 end)
 
 describe('modules written in Lua: gradients and training', function()

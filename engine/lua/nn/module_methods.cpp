@@ -2,6 +2,7 @@
 // eval, to, zero_grad...), its __index (methods, then children by name) and __call.
 #include "engine/lua/nn/lua_module.hpp"
 #include "engine/lua/nn/nn_parts.hpp"
+#include "engine/nn/convert.hpp"
 
 namespace engine::lua {
 namespace {
@@ -273,11 +274,13 @@ int m_to(lua_State* L) {
       if (what == "cpu" || what.rfind("cuda", 0) == 0)
         module->to(core::parse_device(what));
       else
-        module->to(core::parse_dtype(what));
+        nn::to_floating_dtype(*module, core::parse_dtype(what));
     } else {
       Options o(L, 2, "to", {"dtype", "device"});
       if (o.has("device")) module->to(core::parse_device(o.string("device", "cpu")));
-      if (o.has("dtype")) module->to(core::parse_dtype(o.string("dtype", "float32")));
+      if (o.has("dtype")) {
+        nn::to_floating_dtype(*module, core::parse_dtype(o.string("dtype", "float32")));
+      }
     }
     lua_settop(L, 1);
     return 1;

@@ -282,7 +282,7 @@ int opt_zero_grad(lua_State* L) {
     if (lua_isnoneornil(L, 2) || lua_toboolean(L, 2)) {
       train::release_gradients(optimizer);
     } else {
-      optimizer.zero_grad();
+      train::zero_gradients(optimizer);
     }
     return 0;
   });
