@@ -67,7 +67,9 @@ case "$CASE" in
   help)
     expect 0 "train SCRIPT.lua" "run FILE.lua" "info" -- "$ENGINE" --help
     expect 0 "--set" "--threads" "--device" "--seed" "--out" -- "$ENGINE" train --help
-    expect 0 "libtorch 1.13" "LuaJIT" "HDF5" "threads" "BLAS" "devices  cpu" -- "$ENGINE" info
+    expect 0 "libtorch " "LuaJIT" "HDF5" "threads" "BLAS" "devices  cpu" -- "$ENGINE" info
+    # the version of the libtorch it was built against (Debian's 1.13, or a 2.x)
+    "$ENGINE" info | grep -qE '^libtorch +[0-9]+\.[0-9]+\.[0-9]+' || fail "no libtorch version in engine info"
     expect 2 "unknown command 'frob'" -- "$ENGINE" frob
     expect 2 "bogus" -- "$ENGINE" train --bogus x.lua
     ;;
@@ -487,6 +489,10 @@ LUA
     h5dump -d /results "$file" | grep -q '"skipped"' || fail "no skipped row in /results"
     h5dump -a /points/0/details/output_tail "$file" | grep -q "error:" || fail "no output tail stored"
     expect 0 "1 run, 3 kept" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120 --set num_batches=2 --var model=mods/bad.lua,mods/crash.lua,mlp,lenet5 --set batch_size=64
+    # an address space too small to load libtorch at all: the loader's message, and why
+    expect 0 "the engine could not be loaded: error while loading shared libraries" \
+      "too little address space for libtorch" -- \
+      "$ENGINE" bench failing.lua --max_memory 64M --timeout 120 --out tiny_space --var model=mlp --set batch_size=64
     ;;
   bench_sweep)
     # a point over --timeout: its process group is killed
