@@ -1,8 +1,8 @@
 #include "engine/dist/group.hpp"
 
-// c10d's Gloo header includes Gloo's own: Debian's libgloo-dev, or the libtorch download's
-// include folder. PyTorch's Python wheels ship neither; built against one of those, the engine
-// has no Gloo process group (distributed training on CUDA only, through NCCL).
+// c10d's Gloo header includes Gloo's own, which Debian's libgloo-dev installs. PyTorch's Python
+// wheels do not ship them; built against one of those without libgloo-dev, the engine has no
+// Gloo process group (distributed training on CUDA only, through NCCL).
 #if __has_include(<gloo/algorithm.h>)
 #define ENGINE_WITH_GLOO 1
 // guarded by the flag PyTorch's own build defines; Debian's libtorch is built with Gloo
@@ -113,8 +113,7 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
 #else
     throw core::UsageError(
         "distributed training on the CPU needs Gloo's headers at build time (Debian's "
-        "libgloo-dev, or a libtorch download's include folder); this engine was built "
-        "without them (see docs/distributed.md)");
+        "libgloo-dev); this engine was built without them (see docs/gpu.md)");
 #endif
   } catch (const core::Error&) {
     throw;
