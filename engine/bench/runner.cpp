@@ -112,14 +112,16 @@ bool keep_stored(const std::string& status, Rerun rerun) {
   return status == "ok" || status == "failed" || status == "timeout";
 }
 
+// The reason given for a point whose process could not even load the engine.
+constexpr const char* kNotLoaded = "the engine could not be loaded: ";
+
 std::string error_line(const std::string& output) {
   size_t at = output.rfind("error: ");
   if (at != std::string::npos) return first_line(output.substr(at + 7));
   // the dynamic loader's message: the engine never started (under --max_memory, too little
   // address space to map libtorch's libraries; a CUDA libtorch maps gigabytes)
   at = output.rfind("error while loading shared libraries");
-  if (at != std::string::npos)
-    return "the engine could not be loaded: " + first_line(output.substr(at));
+  if (at != std::string::npos) return kNotLoaded + first_line(output.substr(at));
   return {};
 }
 
@@ -186,7 +188,7 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
     point.row.reason = line.empty() ? "the point's process exited with code " +
                                           std::to_string(ended.exit_code) + " and no result"
                                     : line;
-    if (line.rfind("the engine could not be loaded", 0) == 0 && o.max_memory_bytes > 0) {
+    if (line.rfind(kNotLoaded, 0) == 0 && o.max_memory_bytes > 0) {
       point.row.reason += " (--max_memory leaves too little address space for libtorch)";
     }
   }
