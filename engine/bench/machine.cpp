@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/core/device.hpp"
+#include "engine/core/gpu_facts.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/core/version.hpp"
 
@@ -42,14 +43,21 @@ std::map<std::string, Value> machine_description() {
   (void)at::mm(at::ones({2, 2}), at::ones({2, 2}));  // maps the BLAS library, so it can be named
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return {{"cpu_model", proc_field("/proc/cpuinfo", "model name")},
-          {"cpu_cores", static_cast<int64_t>(core::available_cores())},
-          {"blas", core::blas_in_use()},
-          {"torch_version", core::torch_version()},
-          {"engine_version", core::engine_version()},
-          {"hostname", std::string(host)},
-          {"devices", core::available_devices()},
-          {"memory_bytes", kib_field("MemTotal")}};
+  std::map<std::string, Value> description = {
+      {"cpu_model", proc_field("/proc/cpuinfo", "model name")},
+      {"cpu_cores", static_cast<int64_t>(core::available_cores())},
+      {"blas", core::blas_in_use()},
+      {"torch_version", core::torch_version()},
+      {"engine_version", core::engine_version()},
+      {"hostname", std::string(host)},
+      {"devices", core::available_devices()},
+      {"memory_bytes", kib_field("MemTotal")}};
+  description["openmp_runtime"] = core::loaded_openmp_runtimes_text();
+  // the first GPU's facts: a sweep's points run on GPUs of one kind
+  for (const auto& [name, value] : core::gpu_facts(c10::Device(c10::kCUDA, 0))) {
+    description[name] = value;
+  }
+  return description;
 }
 
 std::map<std::string, Value> machine_state() {

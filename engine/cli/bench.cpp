@@ -24,6 +24,7 @@
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/gpu_facts.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/dist/group.hpp"
@@ -32,16 +33,13 @@
 namespace engine::cli {
 namespace {
 
-const char* const kBoolFlags[] = {"--forward_only", "--data_loader_only", "--data_shuffle",
-                                  "--cudnn_benchmark", "--cudnn_fastest"};
+const char* const kBoolFlags[] = {"--forward_only",    "--data_loader_only", "--data_shuffle",
+                                  "--cudnn_benchmark", "--cudnn_fastest",    "--tf32"};
 
 // DLBS writes booleans as values (--forward_only false); a bare flag means true.
 bool flag_bool(const cxxopts::ParseResult& flags, const char* name, bool otherwise = false) {
   if (!flags.count(name)) return otherwise;
-  const auto v = flags[name].as<std::string>();
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  throw core::UsageError(std::string("--") + name + " takes true or false, got '" + v + "'");
+  return core::parse_setting_bool(std::string("--") + name, flags[name].as<std::string>());
 }
 
 // DLBS writes "--forward_only false" as two words; cxxopts takes an implicit value only as
@@ -122,8 +120,9 @@ void add_point_flags(cxxopts::Options& options) {
                                      cxxopts::value<std::string>()->implicit_value("true"))(
       "num_loader_threads", "the loader's threads (0: its default)",
       cxxopts::value<int64_t>()->default_value("0"))(
-      "cudnn_benchmark", "cuDNN's autotuner on CUDA (true or false; n/a on CPU)",
+      "cudnn_benchmark", kCudnnBenchmarkHelp,
       cxxopts::value<std::string>()->implicit_value("true"))(
+      "tf32", kTf32Help, cxxopts::value<std::string>()->implicit_value("true"))(
       "cudnn_fastest", "DLBS's cuDNN flag (recorded as n/a: libtorch has no such setting)",
       cxxopts::value<std::string>()->implicit_value("true"))(
       "input_shape", "one sample's shape for a module file that does not say it (1,28,28)",
@@ -160,6 +159,7 @@ std::vector<std::string> not_applicable(const cxxopts::ParseResult& flags,
   std::vector<std::string> na;
   const bool cuda = o.device.is_cuda();
   if (!cuda && flags.count("cudnn_benchmark")) na.push_back("cudnn_benchmark (no cuDNN on cpu)");
+  if (!cuda && flags.count("tf32")) na.push_back("tf32 (no TensorFloat-32 on cpu)");
   if (flags.count("cudnn_fastest")) {
     na.push_back(cuda ? "cudnn_fastest (libtorch has no such setting)"
                       : "cudnn_fastest (no cuDNN on cpu)");
@@ -199,9 +199,7 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
                            std::to_string(o.data.loader_threads));
   }
   if (flags.count("profile")) o.profile_path = flags["profile"].as<std::string>();
-  if (o.device.is_cuda()) {
-    at::globalContext().setBenchmarkCuDNN(flag_bool(flags, "cudnn_benchmark", true));
-  }
+  core::apply_device_settings(device_settings(flags));
   return o;
 }
 
@@ -274,6 +272,10 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* gr
       o.example_batch ? example_shapes(o.example_batch(1)) : core::shape_string(o.input_shape);
   run.point.details["classes"] = o.classes;
   for (const auto& [name, value] : bench::machine_state()) run.point.details[name] = value;
+  for (const auto& [name, value] : core::device_settings_in_force()) {
+    run.point.details[name] = value;
+  }
+  for (const auto& [name, value] : core::gpu_facts(o.device)) run.point.details[name] = value;
   return run;
 }
 

@@ -36,12 +36,33 @@ std::string own_executable() {
   return path;
 }
 
+const char* const kCudnnBenchmarkHelp =
+    "cuDNN times its algorithms for each new shape and keeps the fastest (true or false; "
+    "default true; CUDA only)";
+const char* const kTf32Help =
+    "TensorFloat-32 in float32 matrix products and convolutions (true or false; default: "
+    "PyTorch's, products off and convolutions on; CUDA only)";
+
+core::DeviceSettings device_settings(const cxxopts::ParseResult& flags) {
+  core::DeviceSettings settings;
+  if (flags.count("cudnn_benchmark")) {
+    settings.cudnn_benchmark =
+        core::parse_setting_bool("--cudnn_benchmark", flags["cudnn_benchmark"].as<std::string>());
+  }
+  if (flags.count("tf32")) {
+    settings.tf32 = core::parse_setting_bool("--tf32", flags["tf32"].as<std::string>());
+  }
+  return settings;
+}
+
 void add_run_flags(cxxopts::Options& options) {
   options.add_options("run")("set", "override a hyperparameter: --set key=value (repeatable)",
                              cxxopts::value<std::vector<std::string>>())(
       "out", "root folder for run files", cxxopts::value<std::string>()->default_value("runs"))(
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
+      "cudnn_benchmark", kCudnnBenchmarkHelp, cxxopts::value<std::string>())(
+      "tf32", kTf32Help, cxxopts::value<std::string>())(
       "seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())(
       "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "q,quiet", "print only errors and the run file's path")("v,verbose", "print debug messages")(
@@ -104,6 +125,7 @@ run::RunRequest run_request(const std::string& command, const cxxopts::ParseResu
   for (const auto& a : args) request.command += " " + a;
   request.threads = apply_common_flags(flags);
   request.device = flags["device"].as<std::string>();
+  request.device_settings = device_settings(flags);
   if (flags.count("seed")) request.seed = flags["seed"].as<uint64_t>();
   if (flags.count("set")) request.overrides = flags["set"].as<std::vector<std::string>>();
   return request;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/device_settings.hpp"
 #include "engine/lua/session.hpp"
 #include "engine/run/run_context.hpp"
 
@@ -19,10 +20,15 @@ std::string engine_home();
 // This program's path (/proc/self/exe), for the processes it starts (sweep points, trials).
 std::string own_executable();
 
-// --threads --device --seed --allocator --set --out --quiet --verbose
+// --threads --device --seed --allocator --cudnn_benchmark --tf32 --set --out --quiet --verbose
 void add_run_flags(cxxopts::Options& options);
 // Help text of --allocator, which main() applies before any command runs.
 extern const char* const kAllocatorHelp;
+// Help texts of --cudnn_benchmark and --tf32, the same for engine train, eval, predict and bench.
+extern const char* const kCudnnBenchmarkHelp;
+extern const char* const kTf32Help;
+// --cudnn_benchmark and --tf32 as given (each a value: true or false), else their defaults.
+core::DeviceSettings device_settings(const cxxopts::ParseResult& flags);
 
 // `engine run FLAGS FILE.lua ARGS...`: the position of FILE.lua among the arguments; the ones
 // after it belong to the script.

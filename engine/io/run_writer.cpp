@@ -111,6 +111,8 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   if (!minimized.empty()) h5::write_attribute(root, "minimized_metrics", minimized);
   h5::write_attribute(root, "allocator",
                       std::string(core::allocator_name(core::allocator_in_use())));
+  for (const auto& [name, value] : info.device_settings) h5::write_attribute(root, name, value);
+  for (const auto& [name, value] : info.machine_facts) h5::write_attribute(root, name, value);
   auto script = h5::write_string_dataset(root, "script", info.script_text);
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   metrics_ = h5::create_group(root, "metrics");

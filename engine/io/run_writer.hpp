@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct RunInfo {
   // A script's own metrics that declared a direction: true when larger is better. Written as
   // the root attributes maximized_metrics and minimized_metrics (names joined by commas).
   std::map<std::string, bool> metric_directions;
+  // Settings of libtorch's GPU backends in force (cudnn_benchmark, tf32_matmul, tf32_cudnn) and
+  // facts about the machine's native parts (the GPU and its libraries, the OpenMP runtime),
+  // each written as a root attribute of its name.
+  std::vector<std::pair<std::string, bool>> device_settings;
+  std::vector<std::pair<std::string, std::string>> machine_facts;
 };
 
 // When waiting rows are written and flushed: as soon as `rows` wait, or when a row arrives (or

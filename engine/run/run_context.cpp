@@ -8,6 +8,7 @@
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/core/gpu_facts.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
 
@@ -26,6 +27,7 @@ uint64_t fresh_seed() {
 RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group)
     : request_(std::move(request)), use_(use), world_size_(group ? group->size() : 1) {
   const torch::Device device = core::parse_device(request_.device);
+  core::apply_device_settings(request_.device_settings);
   if (!request_.checkpoint.empty()) {
     checkpoint_ = about_checkpoint(
         [&] { return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag); });
@@ -102,6 +104,9 @@ io::RunInfo RunContext::run_info() const {
   info.world_size = world_size_;
   info.seed = seed_;
   info.metric_directions = core::declared_directions();
+  info.device_settings = core::device_settings_in_force();
+  info.machine_facts = core::gpu_facts(spec_.device);
+  info.machine_facts.emplace_back("openmp_runtime", core::loaded_openmp_runtimes_text());
   return info;
 }
 

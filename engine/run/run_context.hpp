@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/device_settings.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/dist/group.hpp"
 #include "engine/io/run_writer.hpp"
@@ -22,14 +23,15 @@
 namespace engine::run {
 
 struct RunRequest {
-  std::string script;                  // path of the training script (.lua)
-  lua::RuntimeOptions lua;             // its session's require path and dataset folders
-  std::string command;                 // the command line as typed, for the run file
-  std::string device = "cpu";          // --device
-  int threads = 1;                     // libtorch threads in use, for the run file
-  std::optional<uint64_t> seed;        // --seed
-  std::vector<std::string> overrides;  // --set key=value, applied after a checkpoint's values
-  std::string checkpoint;              // a checkpoint or a run file (its latest); empty: none
+  std::string script;                    // path of the training script (.lua)
+  lua::RuntimeOptions lua;               // its session's require path and dataset folders
+  std::string command;                   // the command line as typed, for the run file
+  std::string device = "cpu";            // --device
+  core::DeviceSettings device_settings;  // --cudnn_benchmark, --tf32
+  int threads = 1;                       // libtorch threads in use, for the run file
+  std::optional<uint64_t> seed;          // --seed
+  std::vector<std::string> overrides;    // --set key=value, applied after a checkpoint's values
+  std::string checkpoint;                // a checkpoint or a run file (its latest); empty: none
   std::string checkpoint_flag = "--checkpoint";  // the flag checkpoint came from
   // --epochs / --steps: the run's length instead of the script's trainer (a resumed run goes
   // on to it; engine search trains trials rung by rung this way)

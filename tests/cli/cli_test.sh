@@ -415,6 +415,57 @@ LUA
     expect 3 "the batches hold several inputs (input, text) but the model (Sequential) takes one tensor" \
       "nn.Module:extend" -- "$ENGINE" train "$FIX/two_inputs_sequential.lua" --out runs
     ;;
+  gpu)
+    # label gpu: skipped (77) where no CUDA device exists
+    "$ENGINE" info | grep -q '^devices .*cuda:0' || { echo "skipped: no CUDA device"; exit 77; }
+    expect 0 "gpu_name" "cudnn" "nccl" -- "$ENGINE" info
+    expect 0 "mlp, training, batch 8" "cuda:0" "peak memory" -- \
+      "$ENGINE" bench --model mlp --device cuda --batch_size 8 --num_batches 3 --tf32 true
+    expect 0 "mnist_cnn, inference, batch 8" -- "$ENGINE" bench --model mnist_cnn --device cuda \
+      --phase inference --batch_size 8 --num_batches 3 --cudnn_benchmark false
+    tiny
+    expect 0 "epoch 1 done" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --set epochs=1 --out "$WORK/runs" --device cuda
+    file=$(ls "$WORK"/runs/tiny/*.h5 | head -1)
+    # attribute names are plain text in HDF5's object headers (h5dump may not be installed here)
+    for name in gpu_name gpu_driver cuda_runtime cudnn nccl tf32_matmul openmp_runtime; do
+      grep -qa "$name" "$file" || fail "the run file lacks $name"
+    done
+    ;;
+  device_settings)
+    # engine info names the one OpenMP runtime; a second one would be a build fault
+    expect 0 "OpenMP   libgomp" -- "$ENGINE" info
+    "$ENGINE" info | grep -q "OpenMP runtimes in one process" && fail "two OpenMP runtimes loaded"
+    tiny
+    # the settings in force and the OpenMP runtime are recorded in the run file, defaults first
+    expect 0 "epoch 1 done" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --set epochs=1 --out "$WORK/defaults" --threads 1
+    file=$(ls "$WORK"/defaults/tiny/*.h5 | head -1)
+    h5dump -a /cudnn_benchmark "$file" | grep -q TRUE || fail "cudnn_benchmark not recorded as true"
+    h5dump -a /tf32_matmul "$file" | grep -q FALSE || fail "tf32_matmul: PyTorch's default is off"
+    h5dump -a /tf32_cudnn "$file" | grep -q TRUE || fail "tf32_cudnn: PyTorch's default is on"
+    h5dump -a /openmp_runtime "$file" | grep -q 'libgomp' || fail "openmp_runtime not recorded"
+    h5dump -a /gpu_name "$file" >/dev/null 2>&1 && fail "a CPU run records a GPU"
+    expect 0 "epoch 1 done" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --set epochs=1 --out "$WORK/off" --threads 1 --cudnn_benchmark false --tf32 false
+    off=$(ls "$WORK"/off/tiny/*.h5 | head -1)
+    h5dump -a /cudnn_benchmark "$off" | grep -q FALSE || fail "--cudnn_benchmark false not recorded"
+    h5dump -a /tf32_cudnn "$off" | grep -q FALSE || fail "--tf32 false not recorded"
+    # settings of the GPU backends leave CPU results as they were
+    [ "$(series "$file")" = "$(series "$off")" ] || fail "the settings changed a CPU run's series"
+    expect 2 "--tf32 takes true or false, got 'maybe'" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --tf32 maybe --out "$WORK/bad"
+    [ -e "$WORK/bad" ] && fail "a refused command created its output folder"
+    # bench: the same flags, n/a on the CPU, the settings in the point's details
+    expect 0 "n/a here: tf32 (no TensorFloat-32 on cpu)" -- \
+      "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --tf32 false --out "$WORK/b"
+    point=$(ls "$WORK"/b/bench/mlp/*.h5 | head -1)
+    h5dump "$point" | grep -q 'ATTRIBUTE "tf32_matmul"' || fail "bench point lacks tf32_matmul"
+    h5dump -a /machine/openmp_runtime "$point" >/dev/null 2>&1 ||
+      h5dump "$point" | grep -q 'ATTRIBUTE "openmp_runtime"' || fail "bench machine lacks openmp_runtime"
+    expect 2 "--cudnn_benchmark takes true or false, got 'maybe'" -- \
+      "$ENGINE" bench --model mlp --cudnn_benchmark=maybe
+    ;;
   bench)
     expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \
       "$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --num_warmup_batches 1 --threads 1

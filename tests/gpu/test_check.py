@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""scripts/gpu/check on a machine without a GPU: the plan (--dry-run), its refusals, and the
+table it makes from a check's records (made-up figures)."""
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECK = os.path.join(REPO, 'scripts', 'gpu', 'check')
+
+
+def fail(message):
+    print('FAIL: ' + message)
+    sys.exit(1)
+
+
+def run(*args):
+    done = subprocess.run([sys.executable, CHECK] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    return done.returncode, done.stdout
+
+
+def load_check():
+    loader = importlib.machinery.SourceFileLoader('gpu_check', CHECK)
+    spec = importlib.util.spec_from_loader('gpu_check', loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_dry_run():
+    code, out = run('--dry-run', '--out', '/nonexistent/out')
+    if code != 0:
+        fail('--dry-run exited %d:\n%s' % (code, out))
+    for step in ['build:', 'info:', 'openmp:', 'gpu_tests:', 'train mlp b64 float32:',
+                 'train mnist_cnn b64 bfloat16:', 'train resnet50 b128 float16:', 'inference:',
+                 'readme_job:', 'cpu_wheel:', '-L gpu', 'OMP_DISPLAY_ENV', '--cuda_graphs true',
+                 '/nonexistent/out/gpu-check.md']:
+        if step not in out:
+            fail('--dry-run does not say %r:\n%s' % (step, out))
+    if os.path.exists('/nonexistent/out'):
+        fail('--dry-run created its output folder')
+    code, out = run('--dry-run', '--skip-build')
+    if code != 0 or 'build:' in out:
+        fail('--skip-build still plans a build:\n' + out)
+
+
+def test_refusals():
+    code, out = run('--budget', '-5')
+    if code != 2 or '--budget must be more than 0 seconds' not in out:
+        fail('a negative budget: exit %d, %s' % (code, out))
+    code, out = run('--frobnicate')
+    if code != 2:
+        fail('an unknown option exited %d' % code)
+
+
+def test_table():
+    check = load_check()
+    records = [
+        {'step': 'info', 'text': 'cuda:0   gpu_name NVIDIA H100'},
+        {'step': 'train', 'impl': 'engine', 'model': 'mlp', 'batch': 64, 'dtype': 'float32',
+         'mode': 'eager', 'p50_ms': 0.5, 'throughput': 128000.0},
+        {'step': 'train', 'impl': 'engine', 'model': 'mlp', 'batch': 64, 'dtype': 'float32',
+         'mode': 'cuda_graphs', 'error': 'this build has no --cuda_graphs'},
+        {'step': 'train', 'impl': 'pytorch', 'model': 'mlp', 'batch': 64, 'dtype': 'float32',
+         'mode': 'sync', 'throughput': 80000.0},
+        {'step': 'train', 'impl': 'pytorch', 'model': 'mlp', 'batch': 64, 'dtype': 'float32',
+         'mode': 'pipelined', 'throughput': 160000.0},
+        {'step': 'train', 'impl': 'engine', 'model': 'resnet50', 'batch': 64, 'dtype': 'bfloat16',
+         'mode': 'eager', 'p50_ms': 30.0, 'throughput': 2000.0},
+        {'step': 'train', 'impl': 'pytorch', 'model': 'resnet50', 'batch': 64,
+         'dtype': 'bfloat16', 'mode': 'sync', 'throughput': 2100.0},
+        {'step': 'inference', 'impl': 'engine', 'model': 'mlp', 'batch': 64, 'dtype': 'float32',
+         'p50_ms': 0.10},
+        {'step': 'inference', 'impl': 'pytorch', 'model': 'mlp', 'dtype': 'float32',
+         'p50_ms': 0.15},
+        {'step': 'readme_job', 'impl': 'engine', 'seconds_to_target': 4.0, 'seconds': 5.0,
+         'accuracies': [0.88, 0.905]},
+        {'step': 'readme_job', 'impl': 'pytorch', 'seconds_to_target': 12.0, 'seconds': 13.0,
+         'accuracies': [0.89, 0.903]},
+        {'step': 'not_run', 'name': 'cpu_wheel', 'why': 'past the budget (500 s)'},
+    ]
+    text = check.table(records, elapsed=481)
+    expected = [
+        # 128000 / 80000 = 1.60 against the 1.2x line without graphs: met; / 160000 = 0.80
+        '| mlp | 64 | float32 | eager | 0.500 | 128000 | 80000 | 1.60 | 160000 | 0.80 | >= 1.20x | met |',
+        '| mlp | 64 | float32 | cuda_graphs | - | - | 80000 | - | 160000 | - | >= 2.00x | '
+        'this build has no --cuda_graphs |',
+        # 2000 / 2100 = 0.95 against resnet50's 1.0x: missed
+        '| resnet50 | 64 | bfloat16 | eager | 30.000 | 2000 | 2100 | 0.95 | - | - | >= 1.00x | '
+        'missed |',
+        '| mlp | float32 | 0.100 | 0.150 | 1.50 | met |',
+        'PyTorch/engine to 0.90: 3.00 (target >= 2x: met)',
+        '| engine | 4.0 | 5.0 | 0.8800, 0.9050 |',
+        '- cpu_wheel: past the budget (500 s)',
+        '- the check took 481 s',
+        'cuda:0   gpu_name NVIDIA H100',
+    ]
+    for line in expected:
+        if line not in text:
+            fail('the table lacks\n%s\nin:\n%s' % (line, text))
+
+
+if __name__ == '__main__':
+    test_dry_run()
+    test_refusals()
+    test_table()
+    print('scripts/gpu/check: 3 passed, 0 failed')
