@@ -150,4 +150,21 @@ int64_t parse_memory_size(const std::string& text, const char* flag) {
   return static_cast<int64_t>(number * scale);
 }
 
+double device_memory_fraction(const std::string& text, int64_t device_bytes, const char* flag) {
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  const bool plain = end != text.c_str() && end && *end == '\0';
+  if (plain && number > 0 && number <= 1) return number;
+  if (plain && number <= 0) {
+    throw core::UsageError(std::string(flag) + " takes a fraction of the device's memory in (0, 1] "
+                           "or a size such as 20G, got '" + text + "'");
+  }
+  const int64_t bytes = parse_memory_size(text, flag);
+  if (device_bytes > 0 && bytes > device_bytes) {
+    throw core::UsageError(std::string(flag) + " " + text + " is more than the device's " +
+                           std::to_string(device_bytes >> 20) + " MiB");
+  }
+  return device_bytes > 0 ? static_cast<double>(bytes) / static_cast<double>(device_bytes) : 0.0;
+}
+
 }  // namespace engine::bench

@@ -33,5 +33,9 @@ ChildResult run_child(const ChildOptions& options);
 
 // "2G", "512M", "1.5GiB", "100000" (bytes); throws UsageError naming the flag otherwise.
 int64_t parse_memory_size(const std::string& text, const char* flag);
+// --max_device_memory: a fraction of the device's memory (0.5) or a size (20G) of a device of
+// device_bytes, as the fraction of it the caching allocator may take; throws UsageError naming
+// the flag for a fraction outside (0, 1] or a size larger than the device.
+double device_memory_fraction(const std::string& text, int64_t device_bytes, const char* flag);
 
 }  // namespace engine::bench

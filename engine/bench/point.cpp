@@ -1,10 +1,10 @@
 #include "engine/bench/point.hpp"
 
-#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/optim/sgd.h>
 
 #include <memory>
 
+#include "engine/bench/trace_recorder.hpp"
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
@@ -94,6 +94,7 @@ const char* phase_name(Phase phase) {
 
 PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock& clock) {
   check_options(o);
+  if (o.device_memory_fraction > 0) core::limit_device_memory(o.device, o.device_memory_fraction);
   torch::manual_seed(o.seed);
   PointResult result;
   // The parts of a batch are timed within the timed batches on CPU, where a clock reading
@@ -104,12 +105,12 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   const bool parts_inline = !o.device.is_cuda();
   bool split = false;  // whether this phase's batches have parts
   // The profiler records the timed batches only (warm-up batches are run before it starts).
-  std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+  std::unique_ptr<TraceRecorder> profile;
   auto time = [&](const std::function<void()>& batch) {
     for (int64_t i = 0; i < o.warmup_batches; ++i) batch();
-    if (!o.profile_path.empty()) {
-      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile_path);
-    }
+    // the peaks of the timed batches: the warm-up's one-off buffers are not the step's
+    core::reset_peak_device_bytes(o.device);
+    if (!o.profile_path.empty()) profile = std::make_unique<TraceRecorder>(o.profile_path, o.device);
     parts.enable(split && parts_inline);
     result.batch_ms = time_batches(batch, 0, o.batches, o.device, clock);
     profile.reset();  // writes the trace
@@ -124,6 +125,7 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     result.summary = summarize(result.batch_ms, o.batch_size);
     result.peak_resident_bytes = core::peak_resident_bytes();
     result.peak_device_bytes = core::peak_device_bytes(o.device);
+    result.peak_device_reserved_bytes = core::peak_device_reserved_bytes(o.device);
     return result;
   };
   std::unique_ptr<Feed> feed;

@@ -43,6 +43,8 @@ struct PointOptions {
   uint64_t seed = 1;
   DataOptions data;
   std::string profile_path;  // non-empty: a Chrome trace of the timed batches is written there
+  // > 0: the fraction of the device's memory libtorch's caching allocator may take (CUDA)
+  double device_memory_fraction = 0;
   // A data-parallel point: every rank runs it with batch_size samples, and training averages
   // the gradients over the group (the trainer's DataParallel: c10d's Reducer), as DLBS's
   // replicas. Inference and data_ingestion run independently on every rank.
@@ -59,7 +61,10 @@ struct PointResult {
   Summary summary;
   std::string loss;  // the loss the training phase used (NLLLoss or CrossEntropyLoss)
   int64_t peak_resident_bytes = 0;
-  int64_t peak_device_bytes = 0;  // CUDA memory allocated at the peak; 0 on CPU
+  // CUDA memory allocated, and held by the caching allocator, at their peaks over the timed
+  // batches (counted from the end of the warm-up); 0 on CPU
+  int64_t peak_device_bytes = 0;
+  int64_t peak_device_reserved_bytes = 0;
 };
 
 // Checks the options (positive sizes and counts; a UsageError names the flag) and times the

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/bench/child_process.hpp"
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point.hpp"
@@ -22,6 +23,7 @@
 #include "engine/cli/common.hpp"
 #include "engine/cli/distributed.hpp"
 #include "engine/core/device.hpp"
+#include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
@@ -123,6 +125,10 @@ void add_point_flags(cxxopts::Options& options) {
       "cudnn_benchmark", kCudnnBenchmarkHelp,
       cxxopts::value<std::string>()->implicit_value("true"))(
       "tf32", kTf32Help, cxxopts::value<std::string>()->implicit_value("true"))(
+      "max_device_memory",
+      "the share of the GPU's memory libtorch's caching allocator may take: a fraction (0.5) or "
+      "a size (20G); beyond it the point runs out of memory (CUDA only)",
+      cxxopts::value<std::string>())(
       "cudnn_fastest", "DLBS's cuDNN flag (recorded as n/a: libtorch has no such setting)",
       cxxopts::value<std::string>()->implicit_value("true"))(
       "input_shape", "one sample's shape for a module file that does not say it (1,28,28)",
@@ -160,6 +166,9 @@ std::vector<std::string> not_applicable(const cxxopts::ParseResult& flags,
   const bool cuda = o.device.is_cuda();
   if (!cuda && flags.count("cudnn_benchmark")) na.push_back("cudnn_benchmark (no cuDNN on cpu)");
   if (!cuda && flags.count("tf32")) na.push_back("tf32 (no TensorFloat-32 on cpu)");
+  if (!cuda && flags.count("max_device_memory")) {
+    na.push_back("max_device_memory (no device memory on cpu)");
+  }
   if (flags.count("cudnn_fastest")) {
     na.push_back(cuda ? "cudnn_fastest (libtorch has no such setting)"
                       : "cudnn_fastest (no cuDNN on cpu)");
@@ -200,6 +209,11 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
   }
   if (flags.count("profile")) o.profile_path = flags["profile"].as<std::string>();
   core::apply_device_settings(device_settings(flags));
+  if (flags.count("max_device_memory") && o.device.is_cuda()) {
+    o.device_memory_fraction =
+        bench::device_memory_fraction(flags["max_device_memory"].as<std::string>(),
+                                      core::device_memory_bytes(o.device), "--max_device_memory");
+  }
   return o;
 }
 
@@ -271,6 +285,9 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* gr
   run.point.details["input_shape"] =
       o.example_batch ? example_shapes(o.example_batch(1)) : core::shape_string(o.input_shape);
   run.point.details["classes"] = o.classes;
+  if (o.device.is_cuda()) {
+    run.point.details["peak_device_reserved_bytes"] = result.peak_device_reserved_bytes;
+  }
   for (const auto& [name, value] : bench::machine_state()) run.point.details[name] = value;
   for (const auto& [name, value] : core::device_settings_in_force()) {
     run.point.details[name] = value;
@@ -288,6 +305,8 @@ nlohmann::json json_figure(double value, int decimals = 4) {
 
 void print_json(const PointRun& run) {
   const auto& r = run.point.row;
+  const auto found = run.point.details.find("peak_device_reserved_bytes");
+  const int64_t reserved = found == run.point.details.end() ? 0 : std::get<int64_t>(found->second);
   const nlohmann::ordered_json line{
       {"impl", "engine"},
       {"model", r.model},
@@ -312,7 +331,8 @@ void print_json(const PointRun& run) {
       {"backward_ms", json_figure(r.backward_ms)},
       {"optimizer_ms", json_figure(r.optimizer_ms)},
       {"peak_resident_bytes", r.peak_resident_bytes},
-      {"peak_device_bytes", r.peak_device_bytes}};
+      {"peak_device_bytes", r.peak_device_bytes},
+      {"peak_device_reserved_bytes", reserved}};
   std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 

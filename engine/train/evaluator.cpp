@@ -39,10 +39,11 @@ void Evaluator::stop(const std::string& reason) {
 }
 
 BatchResult Evaluator::evaluate_batch(const data::Batch& batch) {
-  return evaluate_batch(batch, nullptr);
+  return evaluate_batch(batch, nullptr, nullptr);
 }
 
-BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* check_targets) {
+BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* check_targets,
+                                      torch::Tensor* pending_loss) {
   logged_.clear();
   BatchResult result;
   AutocastScope autocast(spec_.options.precision, spec_.device);
@@ -57,8 +58,12 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* che
       } else {
         spec_.loss->check_targets(result.output, target);
       }
-      result.values["loss"] =
-          (*spec_.loss)(result.output, target).to(torch::kFloat64).item<double>();
+      const auto loss = (*spec_.loss)(result.output, target);
+      if (pending_loss) {
+        *pending_loss = loss.detach();  // read with the split's other values at its end
+      } else {
+        result.values["loss"] = loss.to(torch::kFloat64).item<double>();
+      }
     }
   }
   for (const auto& [name, value] : logged_) result.values[name] = value;
@@ -70,14 +75,26 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
   Mode mode(spec_);
   TargetCheck check_targets(pipeline);
   MetricAccumulator metrics(spec_.metrics, spec_.custom_metrics);
+  // as the trainer's deferred reads: the split's values read in one copy at its end, where no
+  // hook and no caller looks at a batch's output on the host
+  const bool deferred = spec_.options.deferred_reads.value_or(spec_.device.is_cuda()) &&
+                        !spec_.hooks.evaluate_batch && !on_batch;
+  std::vector<PendingBatch> pending;
   data::EpochReader reader(pipeline, spec_.seed, 0);
   while (auto batch = reader.next()) {
-    const BatchResult result = evaluate_batch(*batch, &check_targets);
+    torch::Tensor loss;
+    const BatchResult result = evaluate_batch(*batch, &check_targets, deferred ? &loss : nullptr);
     if (on_batch) on_batch(*batch, result.output);
     if (!batch->target.defined()) continue;
-    metrics.add(metrics.measure(result.values, result.output, batch->target.to(spec_.device),
-                                batch->size()));
+    const auto target = batch->target.to(spec_.device);
+    if (deferred) {
+      pending.push_back(
+          metrics.measure_pending(loss, result.values, result.output, target, batch->size()));
+    } else {
+      metrics.add(metrics.measure(result.values, result.output, target, batch->size()));
+    }
   }
+  for (const auto& batch_metrics : read_pending(pending)) metrics.add(batch_metrics);
   int64_t skipped_here = reader.skipped();
   if (combine_) combine_(metrics, skipped_here);
   auto out = metrics.averages();

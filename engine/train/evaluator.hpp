@@ -78,7 +78,10 @@ class Evaluator : public StepContext {
   StepContext* parent_;
   int64_t epoch_ = 1, step_ = 0;
   // check_targets: the pipeline's class check during run(); none: every batch's targets are read
-  BatchResult evaluate_batch(const data::Batch& batch, TargetCheck* check_targets);
+  // pending_loss: where the built-in loss is left on the device instead of being read into
+  // the result's values (nullptr: read it).
+  BatchResult evaluate_batch(const data::Batch& batch, TargetCheck* check_targets,
+                             torch::Tensor* pending_loss);
 
   std::map<std::string, double> logged_;  // ctx:log values of the current batch
   std::function<void(MetricAccumulator&, int64_t& skipped)> combine_;

@@ -29,16 +29,17 @@ void check_class_scores(const std::string& metric, const torch::Tensor& output,
   }
 }
 
-// Mean squared or absolute error over all elements, for targets shaped like the output.
-double regression_error(const std::string& metric, const torch::Tensor& output,
-                        const torch::Tensor& target) {
+// Mean squared or absolute error over all elements, for targets shaped like the output: a
+// float64 scalar on the output's device.
+torch::Tensor regression_error(const std::string& metric, const torch::Tensor& output,
+                               const torch::Tensor& target) {
   if (output.numel() != target.numel()) {
     throw core::UsageError("metric '" + metric + "' needs targets shaped like the output, got " +
                            "output " + shape_of(output) + " and target " + shape_of(target));
   }
   auto diff =
       output.detach().to(torch::kFloat64).reshape(-1) - target.to(torch::kFloat64).reshape(-1);
-  return (metric == "mse" ? diff.square() : diff.abs()).mean().item<double>();
+  return (metric == "mse" ? diff.square() : diff.abs()).mean();
 }
 
 // 3 x C: true positives, false positives, false negatives per class.
@@ -78,18 +79,27 @@ void macro_scores(const torch::Tensor& counts, std::map<std::string, double>& ou
 
 }  // namespace
 
+torch::Tensor correct_count(const torch::Tensor& output, const torch::Tensor& target) {
+  check_class_scores("accuracy", output, target);
+  return output.argmax(1).eq(target).sum();
+}
+
+torch::Tensor topk_correct_count(const torch::Tensor& output, const torch::Tensor& target,
+                                 int64_t k) {
+  check_class_scores("top" + std::to_string(k), output, target);
+  k = std::min<int64_t>(k, output.size(1));
+  auto top = std::get<1>(output.topk(k, 1));
+  return top.eq(target.unsqueeze(1)).any(1).sum();
+}
+
 double accuracy(const torch::Tensor& output, const torch::Tensor& target) {
   if (target.numel() == 0) return 0;
-  check_class_scores("accuracy", output, target);
-  return output.argmax(1).eq(target).sum().item<double>() / static_cast<double>(target.numel());
+  return correct_count(output, target).item<double>() / static_cast<double>(target.numel());
 }
 
 double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, int64_t k) {
   if (target.numel() == 0) return 0;
-  check_class_scores("top" + std::to_string(k), output, target);
-  k = std::min<int64_t>(k, output.size(1));
-  auto top = std::get<1>(output.topk(k, 1));
-  return top.eq(target.unsqueeze(1)).any(1).sum().item<double>() /
+  return topk_correct_count(output, target, k).item<double>() /
          static_cast<double>(target.numel());
 }
 
@@ -120,7 +130,7 @@ BatchMetrics MetricAccumulator::evaluate(double loss, const torch::Tensor& outpu
   for (const auto& m : metrics_) {
     if (is_class_count_metric(m)) continue;
     if (m == "mse" || m == "mae") {
-      out.means[m] = regression_error(m, output, target);
+      out.means[m] = regression_error(m, output, target).item<double>();
       continue;
     }
     const int64_t k = topk_of(m);
@@ -141,6 +151,70 @@ BatchMetrics MetricAccumulator::measure(const std::map<std::string, double>& val
   }
   out.samples = samples;
   for (const auto& [name, value] : values) out.means[name] = value;
+  return out;
+}
+
+PendingBatch MetricAccumulator::measure_pending(const torch::Tensor& loss,
+                                                const std::map<std::string, double>& values,
+                                                const torch::Tensor& output,
+                                                const torch::Tensor& target,
+                                                int64_t samples) const {
+  PendingBatch out;
+  out.known.samples = samples;
+  if (output.defined()) {
+    const auto scores = output.detach().to(torch::kFloat32);
+    const double count = static_cast<double>(target.numel());
+    for (const auto& m : metrics_) {
+      if (is_class_count_metric(m)) continue;
+      if (m == "mse" || m == "mae") {
+        out.device.push_back({m, regression_error(m, scores, target), 1.0});
+        continue;
+      }
+      if (target.numel() == 0) {  // as accuracy() counts an empty batch
+        out.known.means[m] = 0;
+        continue;
+      }
+      const int64_t k = topk_of(m);
+      out.device.push_back(
+          {m, k > 0 ? topk_correct_count(scores, target, k) : correct_count(scores, target),
+           count});
+    }
+    for (const auto& c : custom_) out.known.means[c.name] = c.compute(scores, target);
+    if (class_counts_) out.known.counts = class_counts(scores, target);
+  }
+  // the loss as the per-step read takes it: one value, or the sum of a loss per sample
+  if (loss.defined()) {
+    out.device.push_back({"loss", loss.numel() == 1 ? loss.detach().reshape({})
+                                                    : loss.detach().sum(),
+                          1.0});
+  }
+  for (const auto& [name, value] : values) out.known.means[name] = value;
+  return out;
+}
+
+std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending) {
+  std::vector<torch::Tensor> tensors;
+  for (const auto& batch : pending) {
+    for (const auto& value : batch.device) tensors.push_back(value.value.to(torch::kFloat64));
+  }
+  // one copy for the lot: float32 and integer counts are exact in float64, so each value is
+  // what its own item<double>() would have read
+  const auto read = tensors.empty() ? torch::Tensor() : torch::stack(tensors).cpu();
+  const double* numbers = read.defined() ? read.data_ptr<double>() : nullptr;
+  std::vector<BatchMetrics> out;
+  out.reserve(pending.size());
+  size_t at = 0;
+  for (const auto& batch : pending) {
+    BatchMetrics metrics = batch.known;
+    for (const auto& value : batch.device) {
+      // a value a script logged under the same name wins, as in measure()
+      if (!batch.known.means.count(value.name)) {
+        metrics.means[value.name] = numbers[at] / value.divisor;
+      }
+      ++at;
+    }
+    out.push_back(std::move(metrics));
+  }
   return out;
 }
 

@@ -19,6 +19,10 @@ namespace engine::train {
 double accuracy(const torch::Tensor& output, const torch::Tensor& target);
 // Fraction of samples whose target is among the k highest scores.
 double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, int64_t k);
+// The same samples counted, as an int64 scalar on the output's device (nothing read back).
+torch::Tensor correct_count(const torch::Tensor& output, const torch::Tensor& target);
+torch::Tensor topk_correct_count(const torch::Tensor& output, const torch::Tensor& target,
+                                 int64_t k);
 
 // Throws UsageError for an unknown name, listing the known ones.
 void check_metric_name(const std::string& name);
@@ -39,6 +43,24 @@ struct BatchMetrics {
   int64_t samples = 0;
 };
 
+// One batch's metrics with the values still on the device: each read later as the scalar
+// `value` (a loss, a count of correct samples, a mean error) divided by `divisor`. A GPU that
+// is never waited for between log steps runs ahead of the host (docs/gpu.md).
+struct DeviceValue {
+  std::string name;
+  torch::Tensor value;
+  double divisor = 1;
+};
+struct PendingBatch {
+  BatchMetrics known;  // values already on the host: a script's, custom metrics, class counts
+  std::vector<DeviceValue> device;
+  int64_t step = 0, epoch = 0, batch = 0;  // where it was trained (1-based), for messages
+};
+
+// Reads every device value of `pending` in one copy; the batches' metrics, in order, equal to
+// what measure() would have given for each (the same values, the same divisions).
+std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending);
+
 class MetricAccumulator {
  public:
   explicit MetricAccumulator(std::vector<std::string> metrics = {},
@@ -51,6 +73,13 @@ class MetricAccumulator {
   // what ctx:log gave), which win over metrics of the same name.
   BatchMetrics measure(const std::map<std::string, double>& values, const torch::Tensor& output,
                        const torch::Tensor& target, int64_t samples) const;
+  // measure() without reading the device: `loss` (undefined: none) and the named metrics stay
+  // tensors until read_pending. Custom metrics (Lua functions) and precision, recall and F1's
+  // class counts are read at once.
+  PendingBatch measure_pending(const torch::Tensor& loss,
+                               const std::map<std::string, double>& values,
+                               const torch::Tensor& output, const torch::Tensor& target,
+                               int64_t samples) const;
   void add(const BatchMetrics& batch);
   // Adds a batch of `samples` samples whose per-sample averages are `values`.
   void add(const std::map<std::string, double>& values, int64_t samples);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -22,7 +23,9 @@ struct Progress {
   int64_t batches = 0;
   int64_t step = 0;
   int64_t total_steps = 0;
-  double loss = 0;  // average over the current logging window
+  // The average loss over the current logging window, read when called: an observer that does
+  // not show it every step spares a CUDA run the wait for the device.
+  std::function<double()> loss;
   double samples_per_second = 0;
   double eta_seconds = 0;
   double lr = 0;

@@ -82,6 +82,12 @@ struct TrainerOptions {
   std::optional<EarlyStopping> early_stopping;
   CheckpointPolicy checkpoint;
   bool sync_batchnorm = false;  // data-parallel: every BatchNorm uses the world's statistics
+  // Whether the built-in step's loss and metrics stay on the device until a log step, a
+  // checkpoint or the epoch's end reads them all in one copy (no host synchronisation between
+  // log steps). Unset: on CUDA, where on_nan = 'error' and no train_batch hook or LBFGS reads
+  // the loss itself; the CPU reads each step's values as it goes (cheap there). The series are
+  // the same either way; a non-finite loss is then found at the next read (docs/gpu.md).
+  std::optional<bool> deferred_reads;
 };
 
 class StepContext;

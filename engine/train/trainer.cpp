@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
@@ -107,6 +108,11 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
                        scaling.growth_interval);
   state_.grad_scale = scaler_.current_scale();
   lbfgs_ = dynamic_cast<torch::optim::LBFGS*>(spec_.optimizer.get()) != nullptr;
+  // a hook, LBFGS's closure, on_nan = 'skip' and SyncBatchNorm's agreement on a NaN all need
+  // each batch's loss on the host before the step goes on
+  deferred_ = spec_.options.deferred_reads.value_or(spec_.device.is_cuda()) &&
+              !spec_.hooks.train_batch && !lbfgs_ && spec_.options.on_nan == NanPolicy::kError &&
+              !(parallel_ && parallel_->synchronised_batchnorm());
   parameters_ = spec_.model.module->parameters();
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
@@ -156,6 +162,7 @@ double Trainer::fractional_epoch() const {
 }
 
 void Trainer::log_train_window() {
+  settle();
   if (parallel_) parallel_->reduce(state_.window);
   if (state_.window.samples() == 0) return;
   MetricRow row{"train", state_.step, fractional_epoch(), elapsed(), state_.window.averages()};
@@ -172,6 +179,24 @@ bool Trainer::backward(const torch::Tensor& loss) {
     throw core::UsageError(
         "backward needs the loss tensor computed from the model's output (it has no gradient)");
   }
+  if (deferred_) {
+    batch_loss_tensor_ = loss;  // read with the others at the next log step (settle)
+  } else if (!check_loss(loss)) {
+    return false;
+  }
+  AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward runs outside autocast
+  auto scaled = loss;
+  if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
+  if (use_scaler_) scaled = scaler_.scale(scaled);
+  if (parallel_) {
+    parallel_->backward(scaled, synchronise_backward());
+  } else {
+    scaled.backward();
+  }
+  return true;
+}
+
+bool Trainer::check_loss(const torch::Tensor& loss) {
   // one read of the value per batch: the check and the message share it
   const double value = loss.numel() == 1 ? loss.item<double>() : loss.detach().sum().item<double>();
   batch_loss_ = value;
@@ -199,15 +224,6 @@ bool Trainer::backward(const torch::Tensor& loss) {
     // the other ranks' all-reduce waits for this one: it takes part, adding nothing
     if (parallel_ && synchronise_backward()) parallel_->backward_nothing();
     return false;
-  }
-  AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward runs outside autocast
-  auto scaled = loss;
-  if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
-  if (use_scaler_) scaled = scaler_.scale(scaled);
-  if (parallel_) {
-    parallel_->backward(scaled, synchronise_backward());
-  } else {
-    scaled.backward();
   }
   return true;
 }
@@ -292,7 +308,7 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
       backward(loss);
       if (step_part_end_) step_part_end_(StepPart::kBackward);
       result.output = output;
-      result.values["loss"] = batch_loss_;
+      if (!deferred_) result.values["loss"] = batch_loss_;
       built_in = true;
     }
   }
@@ -320,9 +336,42 @@ void Trainer::run_batch(const data::Batch& batch) {
     output = result.output;
     target = batch.target.to(spec_.device);
   }
+  if (deferred_) {
+    auto pending = state_.window.measure_pending(batch_loss_tensor_, result.values, output, target, n);
+    pending.step = state_.step + (micro_ > 0 ? 1 : 0);  // the step this batch is part of
+    pending.epoch = state_.epoch + 1;
+    pending.batch = state_.epoch_batches;
+    pending_.push_back(std::move(pending));
+    batch_loss_tensor_ = torch::Tensor();
+    return;
+  }
   const auto values = state_.window.measure(result.values, output, target, n);
   state_.window.add(values);
   state_.epoch_metrics.add(values);
+}
+
+void Trainer::settle() {
+  if (pending_.empty()) return;
+  const auto batches = read_pending(pending_);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const auto loss = batches[i].means.find("loss");
+    if (loss != batches[i].means.end() && !std::isfinite(loss->second)) {
+      const PendingBatch& at = pending_[i];
+      const std::string what = "the loss is " + core::number_string(loss->second) +
+                               " at step " + std::to_string(at.step) + " (epoch " +
+                               std::to_string(at.epoch) + ", batch " + std::to_string(at.batch) +
+                               "), read at step " + std::to_string(state_.step);
+      pending_.clear();
+      throw core::TrainingError(
+          what + ": on " + spec_.device.str() +
+          " the loss is read at log steps, so the steps after it ran on; lower the learning "
+          "rate, clip gradients (clip_grad_norm) or set on_nan = 'skip' to leave such batches "
+          "out (which reads the loss every step)");
+    }
+    state_.window.add(batches[i]);
+    state_.epoch_metrics.add(batches[i]);
+  }
+  pending_.clear();
 }
 
 // LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
@@ -365,7 +414,10 @@ void Trainer::after_step() {
     p.batches = batches_per_epoch_;
     p.step = state_.step;
     p.total_steps = total_steps_;
-    p.loss = state_.window.average("loss");
+    p.loss = [this] {
+      settle();
+      return state_.window.average("loss");
+    };
     const double window_time = clock_.seconds() - window_start_;
     p.samples_per_second = window_time > 0 ? window_samples_ / window_time : 0;
     const double per_step =
@@ -411,7 +463,10 @@ void Trainer::train_epoch() {
     state_.epoch_skipped = skipped_before + reader.skipped();
     const int64_t steps_before = state_.step;
     run_batch(*batch);
-    if (state_.step != steps_before) after_step();
+    if (state_.step != steps_before) {
+      if (steps_here_ == 1) core::reset_peak_device_bytes(spec_.device);  // after warm-up
+      after_step();
+    }
   }
   state_.epoch_skipped = skipped_before + reader.skipped();
   const bool epoch_complete = exhausted || state_.epoch_batches >= batches_per_epoch_;
@@ -457,6 +512,15 @@ MetricRow Trainer::emit_data_row(double loader_wait, double seconds, int64_t sam
   }
   if (use_scaler_) {
     data_row.values["overflow_skipped_steps"] = static_cast<double>(state_.epoch_overflow_skipped);
+  }
+  if (spec_.device.is_cuda()) {
+    // the epoch's peaks (the run's first step, which sets up buffers once, left out); the next
+    // epoch counts its own
+    data_row.values["peak_device_bytes"] =
+        static_cast<double>(core::peak_device_bytes(spec_.device));
+    data_row.values["peak_device_reserved_bytes"] =
+        static_cast<double>(core::peak_device_reserved_bytes(spec_.device));
+    core::reset_peak_device_bytes(spec_.device);
   }
   emit(data_row);
   return data_row;
@@ -588,6 +652,7 @@ void Trainer::watch_metrics() {
 }
 
 void Trainer::checkpoint() {
+  settle();  // the window's sums go into the checkpoint; a non-finite loss must not
   namespace fs = std::filesystem;
   const auto& policy = spec_.options.checkpoint;
   if (policy.folder.empty()) return;

@@ -96,8 +96,13 @@ class Trainer : public StepContext {
   void check_interrupt(bool sync_point = true);
   // Whether the coming backward ends an accumulation group (its gradients are all-reduced).
   bool synchronise_backward() const;
+  // Reads the loss and acts on a non-finite one as on_nan says; false: the batch is skipped.
+  bool check_loss(const torch::Tensor& loss);
   void emit(const MetricRow& row);
   void log_train_window();
+  // Reads the pending batches' values in one copy into the window and epoch averages; a
+  // non-finite loss among them ends the run as on_nan = 'error' does, naming its step.
+  void settle();
   double elapsed() const { return elapsed_before_ + clock_.seconds(); }
   double fractional_epoch() const;
 
@@ -108,6 +113,11 @@ class Trainer : public StepContext {
   GradScaler scaler_;
   bool use_scaler_ = false;
   double batch_loss_ = 0;  // the value backward() read, so the built-in step reads it once
+  // Deferred reads (TrainerOptions::deferred_reads): the loss backward() was given, and the
+  // batches whose values are still on the device, read by settle().
+  bool deferred_ = false;
+  torch::Tensor batch_loss_tensor_;
+  std::vector<PendingBatch> pending_;
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

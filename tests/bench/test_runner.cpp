@@ -72,6 +72,23 @@ TEST_CASE("memory sizes and failure kinds") {
   CHECK(bench::failure_kind("mat1 and mat2 shapes cannot be multiplied") == "error");
 }
 
+TEST_CASE("--max_device_memory: a fraction of the device, or a size of it") {
+  const int64_t device = int64_t{80} << 30;  // an 80 GiB GPU
+  const char* flag = "--max_device_memory";
+  CHECK(bench::device_memory_fraction("0.5", device, flag) == 0.5);
+  CHECK(bench::device_memory_fraction("1", device, flag) == 1.0);
+  CHECK(bench::device_memory_fraction("20G", device, flag) == doctest::Approx(0.25));
+  CHECK(bench::device_memory_fraction("20G", 0, flag) == 0.0);  // no device to size it against
+  CHECK_THROWS_WITH_AS(bench::device_memory_fraction("100G", device, flag),
+                       "--max_device_memory 100G is more than the device's 81920 MiB",
+                       core::UsageError);
+  CHECK_THROWS_WITH_AS(bench::device_memory_fraction("0", device, flag),
+                       "--max_device_memory takes a fraction of the device's memory in (0, 1] or "
+                       "a size such as 20G, got '0'",
+                       core::UsageError);
+  CHECK_THROWS_AS(bench::device_memory_fraction("half", device, flag), core::UsageError);
+}
+
 namespace {
 
 bench::PlannedPoint planned(const std::string& model, int64_t batch, bool active = true) {
