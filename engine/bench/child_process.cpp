@@ -156,8 +156,10 @@ double device_memory_fraction(const std::string& text, int64_t device_bytes, con
   const bool plain = end != text.c_str() && end && *end == '\0';
   if (plain && number > 0 && number <= 1) return number;
   if (plain && number <= 0) {
-    throw core::UsageError(std::string(flag) + " takes a fraction of the device's memory in (0, 1] "
-                           "or a size such as 20G, got '" + text + "'");
+    throw core::UsageError(std::string(flag) +
+                           " takes a fraction of the device's memory in (0, 1] "
+                           "or a size such as 20G, got '" +
+                           text + "'");
   }
   const int64_t bytes = parse_memory_size(text, flag);
   if (device_bytes > 0 && bytes > device_bytes) {

@@ -18,7 +18,7 @@ const Schema& point_schema() {
       {"num_loader_threads", int64_t{0}},
       {"cudnn_benchmark", true},
       {"cudnn_fastest", false},
-      {"tf32", std::string()},  // empty: PyTorch's defaults (engine bench --tf32)
+      {"tf32", std::string()},               // empty: PyTorch's defaults (engine bench --tf32)
       {"max_device_memory", std::string()},  // empty: no cap
       {"threads", int64_t{0}},
       {"seed", int64_t{1}},

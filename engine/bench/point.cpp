@@ -110,7 +110,8 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
     for (int64_t i = 0; i < o.warmup_batches; ++i) batch();
     // the peaks of the timed batches: the warm-up's one-off buffers are not the step's
     core::reset_peak_device_bytes(o.device);
-    if (!o.profile_path.empty()) profile = std::make_unique<TraceRecorder>(o.profile_path, o.device);
+    if (!o.profile_path.empty())
+      profile = std::make_unique<TraceRecorder>(o.profile_path, o.device);
     parts.enable(split && parts_inline);
     result.batch_ms = time_batches(batch, 0, o.batches, o.device, clock);
     profile.reset();  // writes the trace

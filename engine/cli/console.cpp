@@ -98,8 +98,8 @@ void ConsoleObserver::on_progress(const train::Progress& p) {
                 static_cast<long long>(p.epoch), static_cast<long long>(p.epochs), width,
                 static_cast<long long>(p.batch), static_cast<long long>(p.batches),
                 static_cast<long long>(p.step), static_cast<long long>(p.total_steps),
-                p.loss ? p.loss() : 0.0, p.lr,
-                p.samples_per_second, core::duration_string(p.eta_seconds).c_str());
+                p.loss ? p.loss() : 0.0, p.lr, p.samples_per_second,
+                core::duration_string(p.eta_seconds).c_str());
   if (tty_) {
     // a bar of the epoch's batches in front of the figures
     constexpr int kWidth = 20;

@@ -65,7 +65,8 @@ void limit_device_memory(const c10::Device& device, double fraction) {
 int64_t device_memory_bytes(const c10::Device& device) {
 #ifdef ENGINE_WITH_CUDA
   if (device.is_cuda()) {
-    return static_cast<int64_t>(at::cuda::getDeviceProperties(device_index(device))->totalGlobalMem);
+    return static_cast<int64_t>(
+        at::cuda::getDeviceProperties(device_index(device))->totalGlobalMem);
   }
 #endif
   (void)device;

@@ -1,5 +1,11 @@
 #include "engine/train/adadelta.hpp"
 
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_addcmul.h>
+#include <ATen/ops/_foreach_div.h>
+#include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_sqrt.h>
+
 #include "engine/core/errors.hpp"
 #include "engine/train/closure_loss.hpp"
 #include "engine/train/optimizer_state_key.hpp"
@@ -16,24 +22,33 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
   if (defaults.weight_decay() < 0) throw core::UsageError("Adadelta: weight_decay must be >= 0");
 }
 
+AdadeltaParamState& Adadelta::state_of(const torch::Tensor& p) {
+  auto key = optimizer_state_key(p);
+  auto it = state_.find(key);
+  if (it == state_.end()) {
+    auto state = std::make_unique<AdadeltaParamState>();
+    state->square_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    state->acc_delta(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    it = state_.emplace(key, std::move(state)).first;
+  }
+  return static_cast<AdadeltaParamState&>(*it->second);
+}
+
 torch::Tensor Adadelta::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
   const torch::Tensor loss = closure_loss(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const AdadeltaOptions&>(group.options());
+    std::vector<torch::Tensor> together;  // for the multi-tensor kernels (CUDA's parameters)
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
+      if ((!p.device().is_cpu() || multi_tensor_on_cpu_) && !p.grad().is_sparse()) {
+        together.push_back(p);
+        continue;
+      }
       auto grad = p.grad();
       if (options.weight_decay() != 0) grad = grad.add(p, options.weight_decay());
-      auto key = optimizer_state_key(p);
-      auto it = state_.find(key);
-      if (it == state_.end()) {
-        auto state = std::make_unique<AdadeltaParamState>();
-        state->square_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        state->acc_delta(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        it = state_.emplace(key, std::move(state)).first;
-      }
-      auto& state = static_cast<AdadeltaParamState&>(*it->second);
+      auto& state = state_of(p);
       state.step(state.step() + 1);
       const double rho = options.rho(), eps = options.eps();
       auto& square_avg = state.square_avg();
@@ -44,8 +59,35 @@ torch::Tensor Adadelta::step(LossClosure closure) {
       acc_delta.mul_(rho).addcmul_(delta, delta, 1 - rho);
       p.add_(delta, -options.lr());
     }
+    if (!together.empty()) step_together(options, together);
   }
   return loss;
+}
+
+// The operations of the loop above, each applied to every parameter at once.
+void Adadelta::step_together(const AdadeltaOptions& options,
+                             const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> grads, square_avgs, acc_deltas;
+  for (const auto& p : params) {
+    grads.push_back(p.grad());
+    auto& state = state_of(p);
+    state.step(state.step() + 1);
+    square_avgs.push_back(state.square_avg());
+    acc_deltas.push_back(state.acc_delta());
+  }
+  if (options.weight_decay() != 0) grads = at::_foreach_add(grads, params, options.weight_decay());
+  const double rho = options.rho(), eps = options.eps();
+  at::_foreach_mul_(square_avgs, rho);
+  at::_foreach_addcmul_(square_avgs, grads, grads, 1 - rho);
+  auto std = at::_foreach_add(square_avgs, eps);
+  at::_foreach_sqrt_(std);
+  auto delta = at::_foreach_add(acc_deltas, eps);
+  at::_foreach_sqrt_(delta);
+  at::_foreach_div_(delta, std);
+  at::_foreach_mul_(delta, grads);
+  at::_foreach_mul_(acc_deltas, rho);
+  at::_foreach_addcmul_(acc_deltas, delta, delta, 1 - rho);
+  at::_foreach_add_(params, delta, -options.lr());
 }
 
 void AdadeltaOptions::serialize(torch::serialize::InputArchive& archive) {

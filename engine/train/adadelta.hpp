@@ -41,10 +41,19 @@ class Adadelta : public torch::optim::Optimizer {
   explicit Adadelta(std::vector<torch::Tensor> params, AdadeltaOptions defaults = {})
       : Adadelta({torch::optim::OptimizerParamGroup(std::move(params))}, defaults) {}
 
+  // On CUDA a group's parameters are updated together through ATen's multi-tensor kernels
+  // (PyTorch's foreach=True): the same operations, a few launches for the whole model.
   torch::Tensor step(LossClosure closure = nullptr) override;
   // libtorch's optimizer serialization, so checkpoints restore Adadelta like the others
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;
+  // CPU parameters through the multi-tensor path too, to compare it without a GPU.
+  void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
+
+ private:
+  AdadeltaParamState& state_of(const torch::Tensor& p);
+  void step_together(const AdadeltaOptions& options, const std::vector<torch::Tensor>& params);
+  bool multi_tensor_on_cpu_ = false;
 };
 
 }  // namespace engine::train

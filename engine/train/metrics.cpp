@@ -99,8 +99,7 @@ double accuracy(const torch::Tensor& output, const torch::Tensor& target) {
 
 double topk_accuracy(const torch::Tensor& output, const torch::Tensor& target, int64_t k) {
   if (target.numel() == 0) return 0;
-  return topk_correct_count(output, target, k).item<double>() /
-         static_cast<double>(target.numel());
+  return topk_correct_count(output, target, k).item<double>() / static_cast<double>(target.numel());
 }
 
 void check_metric_name(const std::string& name) {
@@ -184,9 +183,8 @@ PendingBatch MetricAccumulator::measure_pending(const torch::Tensor& loss,
   }
   // the loss as the per-step read takes it: one value, or the sum of a loss per sample
   if (loss.defined()) {
-    out.device.push_back({"loss", loss.numel() == 1 ? loss.detach().reshape({})
-                                                    : loss.detach().sum(),
-                          1.0});
+    out.device.push_back(
+        {"loss", loss.numel() == 1 ? loss.detach().reshape({}) : loss.detach().sum(), 1.0});
   }
   for (const auto& [name, value] : values) out.known.means[name] = value;
   return out;

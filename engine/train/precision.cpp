@@ -1,9 +1,11 @@
 #include "engine/train/precision.hpp"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "engine/core/errors.hpp"
@@ -132,14 +134,30 @@ GradScaler::GradScaler(double initial_scale, double growth_factor, double backof
 bool GradScaler::unscale(const std::vector<torch::Tensor>& params) {
   torch::NoGradGuard no_grad;
   const double inverse = 1.0 / scale_;
+  // On an accelerator ATen's multi-tensor kernel unscales every gradient of a device and type
+  // and raises one flag for them all, as PyTorch's GradScaler does; a few launches for the
+  // whole model. (libtorch 1.13 has that kernel for CUDA only: the CPU keeps the loop below.)
+  std::map<std::string, std::vector<torch::Tensor>> together;  // by device and type
   // one flag tensor on the gradients' device, read once: a single device sync per step
   torch::Tensor non_finite;
   for (const auto& p : params) {
     auto grad = p.grad();
     if (!grad.defined()) continue;
+    if (!grad.device().is_cpu() && !grad.is_sparse()) {
+      together[grad.device().str() + " " + c10::toString(grad.scalar_type())].push_back(grad);
+      continue;
+    }
     grad.mul_(inverse);
     auto bad = torch::logical_not(torch::isfinite(grad)).any();
     non_finite = non_finite.defined() ? torch::logical_or(non_finite, bad) : bad;
+  }
+  for (auto& [where, grads] : together) {
+    const auto on = torch::TensorOptions().device(grads[0].device()).dtype(torch::kFloat32);
+    auto found = torch::zeros({1}, on);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found, torch::full({1}, inverse, on));
+    auto bad = found.gt(0).any();
+    non_finite =
+        non_finite.defined() ? torch::logical_or(non_finite, bad.to(non_finite.device())) : bad;
   }
   return !non_finite.defined() || !non_finite.item<bool>();
 }

@@ -1,12 +1,15 @@
 #include "engine/train/sgd.hpp"
 
 #include <ATen/Parallel.h>
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_mul.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "engine/train/closure_loss.hpp"
 #include "engine/train/optimizer_state_key.hpp"
+#include "engine/train/partial_step.hpp"
 
 namespace engine::train {
 namespace {
@@ -103,6 +106,13 @@ void update(float* p, const float* g, float* buf, int64_t n, const Coefficients&
   });
 }
 
+// Parameters the multi-tensor kernels take: dense, of one device and floating type with their
+// gradients.
+bool together(const torch::Tensor& p, const torch::Tensor& grad) {
+  return p.layout() == torch::kStrided && !grad.is_sparse() && p.is_floating_point() &&
+         grad.device() == p.device() && grad.scalar_type() == p.scalar_type();
+}
+
 }  // namespace
 
 torch::Tensor FusedSGD::step(LossClosure closure) {
@@ -111,8 +121,13 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
   std::vector<torch::Tensor> left;  // parameters for libtorch's own step (usually none)
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
+    std::vector<torch::Tensor> multi;  // this group's parameters for the multi-tensor kernels
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
+      if ((!p.device().is_cpu() || multi_tensor_on_cpu_) && together(p, p.grad())) {
+        multi.push_back(p);
+        continue;
+      }
       const auto key = optimizer_state_key(p);
       auto found = state_.find(key);
       torch::Tensor buffer;
@@ -144,30 +159,46 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
       }
       update(p.data_ptr<float>(), grad.data_ptr<float>(), buf, p.numel(), c);
     }
+    if (!multi.empty()) step_together(o, multi);
   }
-  if (!left.empty()) step_left(left);
+  step_only(param_groups_, left, [this] { torch::optim::SGD::step(); });
   return loss;
 }
 
-// libtorch's step for the parameters given, with every other parameter's gradient hidden
-// from it meanwhile (and given back, also if the step throws).
-void FusedSGD::step_left(const std::vector<torch::Tensor>& left) {
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> hidden;
-  for (auto& group : param_groups_) {
-    for (auto& p : group.params()) {
-      const bool is_left = std::any_of(left.begin(), left.end(),
-                                       [&](const torch::Tensor& l) { return l.is_same(p); });
-      if (!is_left && p.grad().defined()) hidden.emplace_back(p, p.grad());
+// torch::optim::SGD::step's operations, each applied to every parameter at once:
+//   d_p = grad.add(p, weight_decay); buf = clone(d_p) at its first step, else
+//   buf.mul_(momentum).add_(d_p, 1 - dampening); d_p = nesterov ? d_p.add(buf, momentum) : buf;
+//   p.add_(d_p, -lr)
+void FusedSGD::step_together(const torch::optim::SGDOptions& o,
+                             const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> grads;
+  grads.reserve(params.size());
+  for (const auto& p : params) grads.push_back(p.grad());
+  std::vector<torch::Tensor> d =
+      o.weight_decay() != 0 ? at::_foreach_add(grads, params, o.weight_decay()) : grads;
+  if (o.momentum() != 0) {
+    std::vector<torch::Tensor> buffers(params.size()), going, going_d;  // going: not first
+    for (size_t i = 0; i < params.size(); ++i) {
+      const auto key = optimizer_state_key(params[i]);
+      auto found = state_.find(key);
+      if (found == state_.end()) {
+        buffers[i] = torch::clone(d[i]).detach();
+        auto state = std::make_unique<torch::optim::SGDParamState>();
+        state->momentum_buffer(buffers[i]);
+        state_[key] = std::move(state);
+        continue;
+      }
+      buffers[i] = static_cast<torch::optim::SGDParamState&>(*found->second).momentum_buffer();
+      going.push_back(buffers[i]);
+      going_d.push_back(d[i]);
     }
+    if (!going.empty()) {
+      at::_foreach_mul_(going, o.momentum());
+      at::_foreach_add_(going, going_d, 1 - o.dampening());
+    }
+    d = o.nesterov() ? at::_foreach_add(d, buffers, o.momentum()) : buffers;
   }
-  struct GiveBack {
-    std::vector<std::pair<torch::Tensor, torch::Tensor>>& hidden;
-    ~GiveBack() {
-      for (auto& [p, grad] : hidden) p.mutable_grad() = grad;
-    }
-  } give_back{hidden};
-  for (auto& [p, grad] : hidden) p.mutable_grad().reset();
-  torch::optim::SGD::step();
+  at::_foreach_add_(params, d, -1 * o.lr());
 }
 
 void release_gradients(torch::optim::Optimizer& optimizer) {

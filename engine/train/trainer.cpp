@@ -337,7 +337,8 @@ void Trainer::run_batch(const data::Batch& batch) {
     target = batch.target.to(spec_.device);
   }
   if (deferred_) {
-    auto pending = state_.window.measure_pending(batch_loss_tensor_, result.values, output, target, n);
+    auto pending =
+        state_.window.measure_pending(batch_loss_tensor_, result.values, output, target, n);
     pending.step = state_.step + (micro_ > 0 ? 1 : 0);  // the step this batch is part of
     pending.epoch = state_.epoch + 1;
     pending.batch = state_.epoch_batches;
@@ -357,10 +358,10 @@ void Trainer::settle() {
     const auto loss = batches[i].means.find("loss");
     if (loss != batches[i].means.end() && !std::isfinite(loss->second)) {
       const PendingBatch& at = pending_[i];
-      const std::string what = "the loss is " + core::number_string(loss->second) +
-                               " at step " + std::to_string(at.step) + " (epoch " +
-                               std::to_string(at.epoch) + ", batch " + std::to_string(at.batch) +
-                               "), read at step " + std::to_string(state_.step);
+      const std::string what = "the loss is " + core::number_string(loss->second) + " at step " +
+                               std::to_string(at.step) + " (epoch " + std::to_string(at.epoch) +
+                               ", batch " + std::to_string(at.batch) + "), read at step " +
+                               std::to_string(state_.step);
       pending_.clear();
       throw core::TrainingError(
           what + ": on " + spec_.device.str() +

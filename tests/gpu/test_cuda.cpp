@@ -13,6 +13,10 @@
 #include "engine/core/device_memory.hpp"
 #include "engine/core/device_settings.hpp"
 #include "engine/core/gpu_facts.hpp"
+#include "engine/train/adadelta.hpp"
+#include "engine/train/adam.hpp"
+#include "engine/train/precision.hpp"
+#include "engine/train/sgd.hpp"
 
 using namespace engine;
 
@@ -87,4 +91,69 @@ TEST_CASE("a training point on CUDA takes the CPU's step, within float rounding"
   for (size_t i = 0; i < cpu.size(); ++i) {
     CHECK(torch::allclose(cpu[i], gpu[i].cpu(), 1e-4, 1e-5));
   }
+}
+
+namespace {
+
+// The same parameters on the CPU and on the GPU, with the same gradients.
+std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> twin_parameters() {
+  torch::manual_seed(12);
+  std::vector<torch::Tensor> cpu, gpu;
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{5}, {64, 33}, {70001}}) {
+    cpu.push_back(torch::randn(shape).requires_grad_());
+    gpu.push_back(cpu.back().detach().to(kCuda).requires_grad_());
+  }
+  return {cpu, gpu};
+}
+
+void twin_gradients(std::vector<torch::Tensor>& cpu, std::vector<torch::Tensor>& gpu, int step) {
+  torch::manual_seed(100 + step);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const auto g = torch::randn(cpu[i].sizes());
+    cpu[i].mutable_grad() = g.clone();
+    gpu[i].mutable_grad() = g.to(kCuda);
+  }
+}
+
+void check_twins(const std::vector<torch::Tensor>& cpu, const std::vector<torch::Tensor>& gpu) {
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    CHECK(torch::allclose(cpu[i], gpu[i].cpu(), 1e-5, 1e-6));
+  }
+}
+
+// Steps an optimizer of each kind on both devices: the GPU's multi-tensor step against the
+// CPU's per-parameter one.
+template <class Optimizer, class Options>
+void compare_on_devices(const Options& options) {
+  auto [cpu, gpu] = twin_parameters();
+  Optimizer on_cpu(cpu, options), on_gpu(gpu, options);
+  for (int step = 0; step < 3; ++step) {
+    twin_gradients(cpu, gpu, step);
+    on_cpu.step();
+    on_gpu.step();
+  }
+  check_twins(cpu, gpu);
+}
+
+}  // namespace
+
+TEST_CASE("multi-tensor optimizer steps on CUDA match the per-parameter steps on the CPU") {
+  compare_on_devices<train::FusedSGD>(torch::optim::SGDOptions(0.05).momentum(0.9).nesterov(true));
+  compare_on_devices<train::FusedSGD>(torch::optim::SGDOptions(0.05).weight_decay(1e-3));
+  compare_on_devices<train::Adadelta>(train::AdadeltaOptions(1.0).weight_decay(1e-2));
+  compare_on_devices<train::FusedAdam>(torch::optim::AdamOptions(1e-2).amsgrad(true));
+  compare_on_devices<train::FusedAdamW>(torch::optim::AdamWOptions(1e-2));
+}
+
+TEST_CASE("the loss scaler unscales CUDA gradients with one multi-tensor kernel") {
+  auto [cpu, gpu] = twin_parameters();
+  twin_gradients(cpu, gpu, 0);
+  train::GradScaler on_cpu(1024, 2, 0.5, 10), on_gpu(1024, 2, 0.5, 10);
+  CHECK(on_cpu.unscale(cpu));
+  CHECK(on_gpu.unscale(gpu));
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    CHECK(torch::allclose(cpu[i].grad(), gpu[i].grad().cpu(), 1e-6, 1e-9));
+  }
+  gpu[1].mutable_grad()[3][4] = std::numeric_limits<float>::infinity();
+  CHECK_FALSE(on_gpu.unscale(gpu));  // an overflow anywhere is found
 }

@@ -51,9 +51,9 @@ TEST_CASE("read_pending reads what measure reads, for every kind of value") {
   const auto target = torch::tensor({0, 1, 2, 3, 0, 1, 2, 3, 0}, torch::kInt64);
   const auto loss = torch::nll_loss(output, target);
   const std::map<std::string, double> logged = {{"extra", 0.25}};
-  auto now = metrics.measure(
-      {{"loss", loss.item<double>()}, {"extra", 0.25}}, output, target, 9);
-  std::vector<train::PendingBatch> pending = {metrics.measure_pending(loss, logged, output, target, 9)};
+  auto now = metrics.measure({{"loss", loss.item<double>()}, {"extra", 0.25}}, output, target, 9);
+  std::vector<train::PendingBatch> pending = {
+      metrics.measure_pending(loss, logged, output, target, 9)};
   const auto later = train::read_pending(pending);
   REQUIRE(later.size() == 1);
   CHECK(later[0].samples == 9);

@@ -92,6 +92,31 @@ TEST_CASE("Adadelta follows PyTorch's update rule") {
   CHECK(p[1].item<double>() == doctest::Approx(value[1]).epsilon(1e-12));
 }
 
+TEST_CASE("Adadelta's multi-tensor path (CUDA's) takes the per-parameter steps") {
+  for (const double weight_decay : {0.0, 0.01}) {
+    CAPTURE(weight_decay);
+    torch::manual_seed(4);
+    std::vector<torch::Tensor> one, all;
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{3}, {5, 7}, {300}}) {
+      one.push_back(torch::randn(shape).requires_grad_());
+      all.push_back(one.back().detach().clone().requires_grad_());
+    }
+    const auto options = train::AdadeltaOptions(1.0).rho(0.9).eps(1e-6).weight_decay(weight_decay);
+    train::Adadelta by_parameter(one, options), together(all, options);
+    together.set_multi_tensor_on_cpu(true);
+    for (int step = 0; step < 4; ++step) {
+      for (size_t i = 0; i < one.size(); ++i) {
+        const auto g = torch::randn(one[i].sizes());
+        one[i].mutable_grad() = g.clone();
+        all[i].mutable_grad() = g.clone();
+      }
+      by_parameter.step();
+      together.step();
+    }
+    for (size_t i = 0; i < one.size(); ++i) CHECK(torch::equal(one[i], all[i]));
+  }
+}
+
 TEST_CASE("metrics: accuracy, top-k and unknown names") {
   auto out = torch::tensor({{0.1, 0.7, 0.2}, {0.5, 0.3, 0.2}});
   auto target = torch::tensor({1, 2}, torch::kInt64);

@@ -10,6 +10,7 @@
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_parts.hpp"
 #include "engine/train/adadelta.hpp"
+#include "engine/train/adam.hpp"
 #include "engine/train/sgd.hpp"
 
 namespace engine::lua {
@@ -134,11 +135,10 @@ int adam_like(lua_State* L, const char* name, const char* short_name, double def
 }
 
 int o_adam(lua_State* L) {
-  return adam_like<torch::optim::Adam, torch::optim::AdamOptions>(L, "optim.Adam", "Adam", 0);
+  return adam_like<train::FusedAdam, torch::optim::AdamOptions>(L, "optim.Adam", "Adam", 0);
 }
 int o_adamw(lua_State* L) {
-  return adam_like<torch::optim::AdamW, torch::optim::AdamWOptions>(L, "optim.AdamW", "AdamW",
-                                                                    1e-2);
+  return adam_like<train::FusedAdamW, torch::optim::AdamWOptions>(L, "optim.AdamW", "AdamW", 1e-2);
 }
 
 // optim.Adagrad(params, {lr = 0.01, lr_decay = 0, weight_decay = 0,
