@@ -22,6 +22,9 @@ struct Batch {
   // Source indices of the samples present (int64): what per-sample random draws are seeded by.
   torch::Tensor indices;
   int64_t skipped = 0;  // bad records left out of this batch (skip_bad)
+  // Bad records the epoch's reader left out up to this batch, with those of batches it dropped
+  // whole before it: what the epoch has skipped once this batch is done.
+  int64_t skipped_so_far = 0;
   // Samples of the epoch's order consumed once this batch is done: where a resumed epoch starts.
   int64_t position = 0;
 

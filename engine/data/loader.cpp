@@ -84,8 +84,9 @@ void transform_samples(Batch& batch,
 }  // namespace
 
 EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                         int64_t first_sample)
+                         int64_t first_sample, bool pin_memory)
     : pipeline_(pipeline),
+      pin_memory_(pin_memory),
       augment_seed_(core::derive_seed(seed, kAugmentStream, static_cast<uint64_t>(epoch))),
       order_(epoch_order(pipeline, seed, epoch)),
       num_batches_(pipeline.size()) {
@@ -161,6 +162,7 @@ void EpochReader::work(int worker) {
     Item item;
     try {
       item.batch = make_batch(b);
+      if (pin_memory_) pin(item.batch);
     } catch (...) {
       item.error = std::current_exception();
     }
@@ -179,7 +181,19 @@ std::optional<Batch> EpochReader::next() {
     auto batch = next_produced();
     if (!batch) return batch;
     skipped_ += batch->skipped;
+    batch->skipped_so_far = skipped_;
     if (batch->size() > 0) return batch;  // every record of this one was bad and skipped
+  }
+}
+
+// Page-locked copies of the batch's tensors, which a copy to the GPU reads without staging
+// (PyTorch's pin_memory): made here, in the worker, off the training thread.
+void EpochReader::pin(Batch& batch) {
+  for (auto* t : {&batch.input, &batch.target, &batch.categorical}) {
+    if (t->defined() && t->device().is_cpu()) *t = t->pin_memory();
+  }
+  for (auto& [name, tensor] : batch.inputs) {
+    if (tensor.device().is_cpu()) tensor = tensor.pin_memory();
   }
 }
 

@@ -27,7 +27,10 @@ class EpochReader {
   // first_sample: samples of this epoch already consumed (0-based). The reader then yields the
   // rest of the batch holding that sample, and the following batches exactly as an epoch read
   // from the start would.
-  EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_sample = 0);
+  // pin_memory: batches land in page-locked memory, for a copy to a CUDA device (the workers
+  // pin them; a build or machine without CUDA cannot).
+  EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_sample = 0,
+              bool pin_memory = false);
   ~EpochReader();
   EpochReader(const EpochReader&) = delete;
   EpochReader& operator=(const EpochReader&) = delete;
@@ -52,11 +55,13 @@ class EpochReader {
   };
 
   Batch make_batch(int64_t index) const;
+  static void pin(Batch& batch);
   std::optional<Batch> next_produced();
   void work(int worker);
   void stop();
 
   Pipeline pipeline_;
+  bool pin_memory_ = false;
   uint64_t augment_seed_;  // seeds per-sample random transforms, with the sample's index
   bool random_transforms_ = false;
   torch::Tensor order_;

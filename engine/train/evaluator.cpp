@@ -1,6 +1,7 @@
 #include "engine/train/evaluator.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/metrics.hpp"
@@ -80,8 +81,9 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
   const bool deferred = spec_.options.deferred_reads.value_or(spec_.device.is_cuda()) &&
                         !spec_.hooks.evaluate_batch && !on_batch;
   std::vector<PendingBatch> pending;
-  data::EpochReader reader(pipeline, spec_.seed, 0);
-  while (auto batch = reader.next()) {
+  data::EpochReader reader(pipeline, spec_.seed, 0, 0, /*pin_memory=*/spec_.device.is_cuda());
+  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device);
+  while (auto batch = batches.next()) {
     torch::Tensor loss;
     const BatchResult result = evaluate_batch(*batch, &check_targets, deferred ? &loss : nullptr);
     if (on_batch) on_batch(*batch, result.output);

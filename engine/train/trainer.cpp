@@ -14,6 +14,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -452,16 +453,21 @@ void Trainer::train_epoch() {
   core::Timer epoch_clock;
   const int64_t samples_before = state_.epoch_samples;
   const int64_t skipped_before = state_.epoch_skipped;
-  data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position);
+  data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position,
+                           /*pin_memory=*/spec_.device.is_cuda());
+  // one batch read ahead, its copy to the device overlapping this step (on the CPU as is)
+  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device);
   bool exhausted = false;
+  int64_t skipped_here = 0;  // by the batches trained so far, not the one read ahead
   while (!stop_ && state_.step < total_steps_) {
-    auto batch = reader.next();
+    auto batch = batches.next();
     if (!batch) {
       exhausted = true;
       break;
     }
     state_.epoch_position = batch->position;
-    state_.epoch_skipped = skipped_before + reader.skipped();
+    skipped_here = batch->skipped_so_far;
+    state_.epoch_skipped = skipped_before + skipped_here;
     const int64_t steps_before = state_.step;
     run_batch(*batch);
     if (state_.step != steps_before) {
@@ -469,7 +475,7 @@ void Trainer::train_epoch() {
       after_step();
     }
   }
-  state_.epoch_skipped = skipped_before + reader.skipped();
+  state_.epoch_skipped = skipped_before + (exhausted ? reader.skipped() : skipped_here);
   const bool epoch_complete = exhausted || state_.epoch_batches >= batches_per_epoch_;
   if (!epoch_complete && !stop_ && state_.step >= total_steps_) {
     finish_inside_epoch(reader.wait_seconds(), epoch_clock.seconds(),

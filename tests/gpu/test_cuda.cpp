@@ -13,6 +13,10 @@
 #include "engine/core/device_memory.hpp"
 #include "engine/core/device_settings.hpp"
 #include "engine/core/gpu_facts.hpp"
+#include "engine/data/device_prefetcher.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/data/pipeline.hpp"
+#include "engine/data/source.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/adam.hpp"
 #include "engine/train/precision.hpp"
@@ -156,4 +160,26 @@ TEST_CASE("the loss scaler unscales CUDA gradients with one multi-tensor kernel"
   }
   gpu[1].mutable_grad()[3][4] = std::numeric_limits<float>::infinity();
   CHECK_FALSE(on_gpu.unscale(gpu));  // an overflow anywhere is found
+}
+
+TEST_CASE("pinned batches reach the GPU through the side stream, in order and intact") {
+  torch::manual_seed(8);
+  auto source = std::make_shared<data::TensorSource>(torch::randn({203, 16}),
+                                                     torch::arange(203) % 7, "numbers");
+  const auto pipeline = data::Pipeline(source).shuffle().batch(32);
+  data::EpochReader direct(pipeline, 4, 0);
+  data::EpochReader pinned(pipeline, 4, 0, 0, /*pin_memory=*/true);
+  data::DevicePrefetcher prefetched([&] { return pinned.next(); }, kCuda);
+  int batches = 0;
+  while (auto expected = direct.next()) {
+    auto got = prefetched.next();
+    REQUIRE(got);
+    CHECK(got->input.device() == kCuda);
+    // work on the consumer's stream right away: it must see the finished copy
+    CHECK(torch::equal(expected->input, (got->input * 1).cpu()));
+    CHECK(torch::equal(expected->target, got->target.cpu()));
+    ++batches;
+  }
+  CHECK_FALSE(prefetched.next());
+  CHECK(batches == 7);
 }

@@ -1,0 +1,61 @@
+#include "engine/data/device_prefetcher.hpp"
+
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include <utility>
+
+namespace engine::data {
+namespace {
+
+template <class F>
+void for_each_tensor(Batch& batch, F&& f) {
+  for (auto* t : {&batch.input, &batch.target, &batch.categorical}) {
+    if (t->defined()) f(*t);
+  }
+  for (auto& [name, tensor] : batch.inputs) f(tensor);
+}
+
+}  // namespace
+
+DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device)
+    : next_(std::move(next)), device_(device) {
+  if (!device_.is_cpu()) {
+    const c10::impl::VirtualGuardImpl guard(device_.type());
+    side_ = guard.getStreamFromGlobalPool(device_);
+  }
+}
+
+void DevicePrefetcher::read_ahead() {
+  ahead_ = next_();
+  if (!ahead_ || !side_) return;
+  {
+    const c10::StreamGuard on_side(*side_);
+    for_each_tensor(*ahead_, [&](torch::Tensor& t) { t = t.to(device_, /*non_blocking=*/true); });
+  }
+  copied_.emplace(device_.type());
+  copied_->record(*side_);
+}
+
+std::optional<Batch> DevicePrefetcher::next() {
+  if (!started_) {
+    started_ = true;
+    read_ahead();
+  }
+  if (!ahead_) return std::nullopt;
+  Batch batch = std::move(*ahead_);
+  ahead_.reset();
+  if (copied_) {
+    const c10::impl::VirtualGuardImpl guard(device_.type());
+    const c10::Stream current = guard.getStream(device_);
+    copied_->block(current);
+    // memory allocated on the side stream is now used on this one: the caching allocator must
+    // not hand it out again before this stream is done with it
+    for_each_tensor(batch, [&](torch::Tensor& t) { t.record_stream(current); });
+    copied_.reset();
+  }
+  read_ahead();  // the next copy runs while this batch is trained
+  return batch;
+}
+
+}  // namespace engine::data

@@ -1,0 +1,61 @@
+// The prefetcher on the CPU: one batch read ahead, handed out in order with its own position
+// and skipped count; nothing copied (on CUDA the copy goes on a side stream: test_gpu).
+#include <doctest/doctest.h>
+
+#include "engine/data/device_prefetcher.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/data/pipeline.hpp"
+#include "engine/data/source.hpp"
+
+using namespace engine;
+
+TEST_CASE("the prefetcher hands the reader's batches on in order, one read ahead") {
+  int reads = 0;
+  const int total = 5;
+  data::DevicePrefetcher prefetcher(
+      [&]() -> std::optional<data::Batch> {
+        if (reads == total) return std::nullopt;
+        data::Batch batch;
+        batch.input = torch::full({2, 3}, static_cast<float>(reads));
+        batch.position = 2 * (reads + 1);
+        batch.skipped_so_far = reads;
+        ++reads;
+        return batch;
+      },
+      torch::Device(torch::kCPU));
+  CHECK(reads == 0);  // nothing read before it is asked
+  for (int i = 0; i < total; ++i) {
+    auto batch = prefetcher.next();
+    REQUIRE(batch);
+    CHECK(batch->input[0][0].item<float>() == static_cast<float>(i));
+    CHECK(batch->position == 2 * (i + 1));  // the batch's own, not the one read ahead
+    CHECK(batch->skipped_so_far == i);
+    CHECK(reads == std::min(i + 2, total));  // the next one is already read
+  }
+  CHECK_FALSE(prefetcher.next());
+  CHECK_FALSE(prefetcher.next());
+}
+
+TEST_CASE("through the prefetcher an epoch's batches are the reader's, also resumed midway") {
+  torch::manual_seed(3);
+  auto source =
+      std::make_shared<data::TensorSource>(torch::randn({37, 4}), torch::arange(37) % 3, "numbers");
+  const auto pipeline = data::Pipeline(source).shuffle().batch(5);
+  for (const int64_t first_sample : {int64_t{0}, int64_t{12}}) {
+    CAPTURE(first_sample);
+    data::EpochReader direct(pipeline, 9, 1, first_sample);
+    data::EpochReader behind(pipeline, 9, 1, first_sample);
+    data::DevicePrefetcher prefetched([&] { return behind.next(); }, torch::Device(torch::kCPU));
+    int batches = 0;
+    while (auto expected = direct.next()) {
+      auto got = prefetched.next();
+      REQUIRE(got);
+      CHECK(torch::equal(expected->input, got->input));
+      CHECK(torch::equal(expected->target, got->target));
+      CHECK(expected->position == got->position);
+      ++batches;
+    }
+    CHECK_FALSE(prefetched.next());
+    CHECK(batches == (first_sample == 0 ? 8 : 6));
+  }
+}
