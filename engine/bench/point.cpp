@@ -198,9 +198,10 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
                                        sample_shape, o.classes, o.batch_size * world, o.seed))
                         .batch(o.batch_size * world);
   spec.options.checkpoint.folder.clear();
+  spec.options.cuda_graphs = o.cuda_graphs;
   train::Trainer trainer(spec, {}, {}, o.group);
   trainer.on_step_part_end([&](train::Trainer::StepPart part) { parts.end(step_part_name(part)); });
-  split = true;
+  split = !o.cuda_graphs;  // a replayed graph is one launch: its parts cannot be told apart
   time([&] { trainer.step_batch(next_batch()); });
   return finish();
 }

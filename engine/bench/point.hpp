@@ -43,6 +43,9 @@ struct PointOptions {
   uint64_t seed = 1;
   DataOptions data;
   std::string profile_path;  // non-empty: a Chrome trace of the timed batches is written there
+  // training: the step recorded as a CUDA graph and replayed (TrainerOptions::cuda_graphs);
+  // the warm-up batches include the eager steps before the recording
+  bool cuda_graphs = false;
   // > 0: the fraction of the device's memory libtorch's caching allocator may take (CUDA)
   double device_memory_fraction = 0;
   // A data-parallel point: every rank runs it with batch_size samples, and training averages

@@ -125,6 +125,10 @@ void add_point_flags(cxxopts::Options& options) {
       "cudnn_benchmark", kCudnnBenchmarkHelp,
       cxxopts::value<std::string>()->implicit_value("true"))(
       "tf32", kTf32Help, cxxopts::value<std::string>()->implicit_value("true"))(
+      "cuda_graphs",
+      "record the training step as a CUDA graph and replay it (true or false; CUDA only; the "
+      "first warm-up batches run eagerly)",
+      cxxopts::value<std::string>()->implicit_value("true"))(
       "max_device_memory",
       "the share of the GPU's memory libtorch's caching allocator may take: a fraction (0.5) or "
       "a size (20G); beyond it the point runs out of memory (CUDA only)",
@@ -166,6 +170,9 @@ std::vector<std::string> not_applicable(const cxxopts::ParseResult& flags,
   const bool cuda = o.device.is_cuda();
   if (!cuda && flags.count("cudnn_benchmark")) na.push_back("cudnn_benchmark (no cuDNN on cpu)");
   if (!cuda && flags.count("tf32")) na.push_back("tf32 (no TensorFloat-32 on cpu)");
+  if (flags.count("cuda_graphs") && o.phase != bench::Phase::kTraining) {
+    na.push_back("cuda_graphs (the training phase's step only)");
+  }
   if (!cuda && flags.count("max_device_memory")) {
     na.push_back("max_device_memory (no device memory on cpu)");
   }
@@ -209,6 +216,12 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
   }
   if (flags.count("profile")) o.profile_path = flags["profile"].as<std::string>();
   core::apply_device_settings(device_settings(flags));
+  o.cuda_graphs = flag_bool(flags, "cuda_graphs");
+  if (o.cuda_graphs && o.phase == bench::Phase::kTraining && o.warmup_batches < 3) {
+    throw core::UsageError(
+        "--cuda_graphs needs --num_warmup_batches 3 or more: the step is recorded at the third "
+        "batch, after two eager ones, and a recording must not be timed");
+  }
   if (flags.count("max_device_memory") && o.device.is_cuda()) {
     o.device_memory_fraction =
         bench::device_memory_fraction(flags["max_device_memory"].as<std::string>(),

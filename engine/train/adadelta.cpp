@@ -22,6 +22,13 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
   if (defaults.weight_decay() < 0) throw core::UsageError("Adadelta: weight_decay must be >= 0");
 }
 
+void Adadelta::count_recorded_step() {
+  for (auto& [key, state] : state_) {
+    auto& adadelta = static_cast<AdadeltaParamState&>(*state);
+    adadelta.step(adadelta.step() + 1);
+  }
+}
+
 AdadeltaParamState& Adadelta::state_of(const torch::Tensor& p) {
   auto key = optimizer_state_key(p);
   auto it = state_.find(key);

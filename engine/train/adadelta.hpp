@@ -47,6 +47,9 @@ class Adadelta : public torch::optim::Optimizer {
   // libtorch's optimizer serialization, so checkpoints restore Adadelta like the others
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;
+  // One more step on every parameter's count, for a step a CUDA graph replayed (the counts
+  // live on the host, outside the graph).
+  void count_recorded_step();
   // CPU parameters through the multi-tensor path too, to compare it without a GPU.
   void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
 

@@ -88,6 +88,14 @@ struct TrainerOptions {
   // the loss itself; the CPU reads each step's values as it goes (cheap there). The series are
   // the same either way; a non-finite loss is then found at the next read (docs/gpu.md).
   std::optional<bool> deferred_reads;
+  // The built-in step (forward, loss, backward, optimizer) recorded as one CUDA graph after
+  // warm-up steps and replayed for every batch of the same shapes (docs/gpu.md, "CUDA
+  // graphs"); a batch of other shapes (an epoch's last, smaller one) runs eagerly, and a change
+  // of learning rate records it again.
+  bool cuda_graphs = false;
+  // Tests only: cuda_graphs on the CPU through core::CudaGraph's stand-in (each replay runs the
+  // step again), to check the bookkeeping around the graph without a GPU.
+  bool cuda_graphs_stand_in = false;
 };
 
 class StepContext;

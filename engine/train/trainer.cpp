@@ -16,10 +16,12 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
+#include "engine/train/adadelta.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/data_parallel.hpp"
 #include "engine/train/evaluator.hpp"
+#include "engine/train/scheduler.hpp"
 #include "engine/train/sgd.hpp"
 
 namespace engine::train {
@@ -114,6 +116,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   deferred_ = spec_.options.deferred_reads.value_or(spec_.device.is_cuda()) &&
               !spec_.hooks.train_batch && !lbfgs_ && spec_.options.on_nan == NanPolicy::kError &&
               !(parallel_ && parallel_->synchronised_batchnorm());
+  if (spec_.options.cuda_graphs) check_graphable();
   parameters_ = spec_.model.module->parameters();
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
@@ -288,6 +291,16 @@ void Trainer::stop(const std::string& reason) {
 // ---- the loop ----
 
 BatchResult Trainer::optimize_batch(const data::Batch& batch) {
+  if (spec_.options.cuda_graphs) {
+    if (auto replayed = graphed_batch(batch)) return *replayed;
+    // the last replay left its gradients in place (the graph's own memory): an eager backward
+    // must not add to them
+    release_gradients(*spec_.optimizer);
+  }
+  return eager_batch(batch);
+}
+
+BatchResult Trainer::eager_batch(const data::Batch& batch) {
   logged_.clear();
   batch_stepped_ = false;
   batch_nan_ = false;
@@ -315,6 +328,139 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   }
   if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
   if (built_in && step_part_end_) step_part_end_(StepPart::kOptimizer);
+  return result;
+}
+
+// ---- CUDA graphs ----
+
+namespace {
+
+constexpr int64_t kGraphWarmupSteps = 3;  // eager steps before recording; the last on its stream
+
+// Whether two batches hold tensors of the same shapes and types: a graph recorded for one
+// reads the other's copy.
+bool same_layout(const data::Batch& a, const data::Batch& b) {
+  auto same = [](const torch::Tensor& x, const torch::Tensor& y) {
+    if (x.defined() != y.defined()) return false;
+    return !x.defined() || (x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() &&
+                            x.device() == y.device());
+  };
+  if (!same(a.input, b.input) || !same(a.target, b.target) || !same(a.categorical, b.categorical) ||
+      a.inputs.size() != b.inputs.size()) {
+    return false;
+  }
+  for (const auto& [name, tensor] : a.inputs) {
+    const auto other = b.inputs.find(name);
+    if (other == b.inputs.end() || !same(tensor, other->second)) return false;
+  }
+  return true;
+}
+
+// Each group's learning rate and SGD's momentum, which a schedule may change (OneCycleLR
+// cycles the momentum): the graph holds them as constants.
+std::vector<double> group_lrs(torch::optim::Optimizer& optimizer) {
+  std::vector<double> settings;
+  for (auto& group : optimizer.param_groups()) {
+    settings.push_back(group.options().get_lr());
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) {
+      settings.push_back(sgd->momentum());
+    }
+  }
+  return settings;
+}
+
+}  // namespace
+
+void Trainer::check_graphable() const {
+  const auto& o = spec_.options;
+  std::vector<std::string> why;
+  if (!o.cuda_graphs_stand_in && !spec_.device.is_cuda()) {
+    why.push_back("it needs a CUDA device (--device cuda), not " + spec_.device.str());
+  }
+  if (spec_.hooks.train_batch) why.push_back("a train_batch hook runs Lua in the step");
+  if (lbfgs_) why.push_back("LBFGS evaluates the loss several times a step");
+  if (o.accumulate > 1) why.push_back("accumulate > 1");
+  if (o.clip_grad_norm > 0 || o.clip_grad_value > 0) {
+    why.push_back("gradient clipping reads the gradients' norm on the host");
+  }
+  if (use_scaler_) why.push_back("float16's loss scaler decides on the host whether to step");
+  if (o.on_nan != NanPolicy::kError) why.push_back("on_nan = 'skip' reads every loss first");
+  if (parallel_) why.push_back("data-parallel training is not recorded yet");
+  if (!dynamic_cast<FusedSGD*>(spec_.optimizer.get()) &&
+      !dynamic_cast<Adadelta*>(spec_.optimizer.get())) {
+    why.push_back(spec_.optimizer_name +
+                  " keeps its step count on the host (its bias correction would be recorded "
+                  "as a constant): SGD and Adadelta can be recorded");
+  }
+  if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kStep) {
+    why.push_back("a per-step schedule changes the learning rate the graph holds every step");
+  }
+  if (!why.empty()) {
+    throw core::UsageError("cuda_graphs cannot record this run's step: " + core::join(why, "; "));
+  }
+}
+
+void Trainer::graph_work() {
+  release_gradients(*spec_.optimizer);  // the recorded backward writes gradients of its own
+  {
+    AutocastScope autocast(spec_.options.precision, spec_.device);
+    graph_output_ = forward_batch(spec_.model, graph_batch_, spec_.device);
+    graph_loss_ = (*spec_.loss)(graph_output_, graph_batch_.target);
+  }
+  AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward outside autocast
+  graph_loss_.backward();
+  spec_.optimizer->step();
+}
+
+std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
+  if (graph_ && (!same_layout(batch, graph_batch_) || group_lrs(*spec_.optimizer) != graph_lrs_)) {
+    if (group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
+      graph_gradients_.clear();
+      graph_output_ = graph_loss_ = torch::Tensor();
+      graph_.reset();
+      eager_since_graph_ = kGraphWarmupSteps - 1;
+    }
+    if (graph_) return std::nullopt;  // other shapes (a last, smaller batch): this one eagerly
+  }
+  if (!graph_) {
+    if (++eager_since_graph_ < kGraphWarmupSteps) return std::nullopt;
+    // record: this batch's own step runs eagerly on the graph's stream first
+    graph_batch_ = batch;
+    for (auto* t : {&graph_batch_.input, &graph_batch_.target, &graph_batch_.categorical}) {
+      if (t->defined()) *t = t->clone();
+    }
+    for (auto& [name, tensor] : graph_batch_.inputs) tensor = tensor.clone();
+    graph_ = std::make_unique<core::CudaGraph>(spec_.device, spec_.options.cuda_graphs_stand_in);
+    release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
+    BatchResult warm;
+    graph_->capture([&] { warm = eager_batch(batch); }, [this] { graph_work(); });
+    graph_lrs_ = group_lrs(*spec_.optimizer);
+    graph_gradients_.clear();  // kept alive for the replays, whatever the eager steps release
+    for (const auto& p : parameters_) graph_gradients_.push_back(p.grad());
+    spdlog::debug("cuda_graphs: the step is recorded at step {}", state_.step);
+    return warm;
+  }
+  logged_.clear();
+  batch_stepped_ = true;
+  batch_nan_ = false;
+  graph_batch_.input.copy_(batch.input, /*non_blocking=*/true);
+  if (batch.target.defined()) graph_batch_.target.copy_(batch.target, true);
+  if (batch.categorical.defined()) graph_batch_.categorical.copy_(batch.categorical, true);
+  for (auto& [name, tensor] : graph_batch_.inputs) tensor.copy_(batch.inputs.at(name), true);
+  graph_->replay();
+  // what the step's bookkeeping does after an eager step, the gradients left where they are
+  auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+  if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step();
+  micro_ = 0;
+  ++state_.step;
+  ++steps_here_;
+  (*check_targets_)(*spec_.loss, graph_output_, graph_batch_.target);
+  // the graph writes its loss to the same memory every replay: a read later needs a copy
+  batch_loss_tensor_ = graph_loss_.detach().clone();
+  if (!deferred_) batch_loss_ = batch_loss_tensor_.to(torch::kFloat64).item<double>();
+  BatchResult result;
+  result.output = graph_output_;
+  if (!deferred_) result.values["loss"] = batch_loss_;
   return result;
 }
 

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/cuda_graph.hpp"
 #include "engine/core/timer.hpp"
+#include "engine/data/batch.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/observer.hpp"
 #include "engine/train/precision.hpp"
@@ -78,6 +80,12 @@ class Trainer : public StepContext {
   void train_epoch();
   void run_batch(const data::Batch& batch);  // optimize_batch, then counters and metrics
   BatchResult optimize_batch(const data::Batch& batch);
+  BatchResult eager_batch(const data::Batch& batch);
+  // cuda_graphs: replays the graph for this batch, or records it (after an eager step on the
+  // batch) once enough steps ran eagerly; an empty result means the batch runs eagerly.
+  std::optional<BatchResult> graphed_batch(const data::Batch& batch);
+  void graph_work();  // what the graph records: the built-in step on graph_batch_
+  void check_graphable() const;
   void optimizer_step();
   BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();
@@ -118,6 +126,15 @@ class Trainer : public StepContext {
   bool deferred_ = false;
   torch::Tensor batch_loss_tensor_;
   std::vector<PendingBatch> pending_;
+  // cuda_graphs: the graph of the built-in step, the static batch it reads (each batch is
+  // copied in), the output, loss and gradients it writes, the learning rates it was recorded
+  // with, and the eager steps taken since there was none.
+  std::unique_ptr<core::CudaGraph> graph_;
+  data::Batch graph_batch_;
+  torch::Tensor graph_output_, graph_loss_;
+  std::vector<torch::Tensor> graph_gradients_;
+  std::vector<double> graph_lrs_;
+  int64_t eager_since_graph_ = 0;
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

@@ -423,7 +423,12 @@ LUA
       "$ENGINE" bench --model mlp --device cuda --batch_size 8 --num_batches 3 --tf32 true
     expect 0 "mnist_cnn, inference, batch 8" -- "$ENGINE" bench --model mnist_cnn --device cuda \
       --phase inference --batch_size 8 --num_batches 3 --cudnn_benchmark false
+    expect 0 "mnist_cnn, training, batch 16" -- "$ENGINE" bench --model mnist_cnn --device cuda \
+      --batch_size 16 --num_batches 5 --cuda_graphs --dtype bfloat16
     tiny
+    sed 's/log_every = 4}/log_every = 4, cuda_graphs = true}/' "$FIX/tiny_train.lua" > graphs.lua
+    expect 0 "epoch 2 done" -- "$ENGINE" train graphs.lua --set root="$WORK/tiny" \
+      --out "$WORK/graphs" --device cuda
     expect 0 "epoch 1 done" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
       --set epochs=1 --out "$WORK/runs" --device cuda
     file=$(ls "$WORK"/runs/tiny/*.h5 | head -1)
@@ -465,6 +470,17 @@ LUA
       h5dump "$point" | grep -q 'ATTRIBUTE "openmp_runtime"' || fail "bench machine lacks openmp_runtime"
     expect 2 "--cudnn_benchmark takes true or false, got 'maybe'" -- \
       "$ENGINE" bench --model mlp --cudnn_benchmark=maybe
+    # CUDA graphs: refused on the CPU with the reason, in bench and in a script's trainer
+    expect 2 "cuda_graphs cannot record this run's step: it needs a CUDA device (--device cuda)" -- \
+      "$ENGINE" bench --model mlp --cuda_graphs --num_batches 2
+    expect 2 "--cuda_graphs needs --num_warmup_batches 3 or more" -- \
+      "$ENGINE" bench --model mlp --cuda_graphs --num_warmup_batches 1
+    expect 0 "n/a here: cuda_graphs (the training phase's step only)" -- \
+      "$ENGINE" bench --model mlp --cuda_graphs --phase inference --num_batches 2
+    sed 's/log_every = 4}/log_every = 4, cuda_graphs = true}/' "$FIX/tiny_train.lua" > graphs.lua
+    grep -q 'cuda_graphs = true' graphs.lua || fail "the fixture's trainer table changed"
+    expect 2 "cuda_graphs cannot record this run's step: it needs a CUDA device" -- \
+      "$ENGINE" train graphs.lua --set root="$WORK/tiny" --out "$WORK/graphs"
     ;;
   bench)
     expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \

@@ -1,0 +1,102 @@
+#include "engine/core/cuda_graph.hpp"
+
+#include <ATen/autocast_mode.h>
+
+#include "engine/core/errors.hpp"
+
+// Defined by CMake for this file alone when the libtorch found has CUDA, as for
+// core/device_memory.cpp (a definition on every file would make the shared PCH unusable).
+#ifdef ENGINE_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace engine::core {
+
+struct CudaGraph::Impl {
+  c10::Device device;
+  bool stand_in;
+  std::function<void()> work;  // the stand-in's "graph"
+#ifdef ENGINE_WITH_CUDA
+  at::cuda::CUDAGraph graph;
+#endif
+};
+
+bool CudaGraph::supported() {
+#ifdef ENGINE_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+CudaGraph::CudaGraph(const c10::Device& device, bool stand_in)
+    : impl_(std::make_unique<Impl>(Impl{device, stand_in, {}})) {
+  if (stand_in) return;
+  if (!device.is_cuda()) {
+    throw UsageError("cuda_graphs needs a CUDA device (--device cuda), not " + device.str());
+  }
+  if (!supported()) {
+    throw UsageError("cuda_graphs needs the engine built against a libtorch with CUDA");
+  }
+}
+
+CudaGraph::~CudaGraph() = default;
+
+void CudaGraph::capture(const std::function<void()>& warm_up, const std::function<void()>& work) {
+  if (impl_->stand_in) {
+    warm_up();
+    impl_->work = work;
+    return;
+  }
+#ifdef ENGINE_WITH_CUDA
+  const c10::cuda::CUDAGuard on_device(impl_->device);
+  const auto current = c10::cuda::getCurrentCUDAStream();
+  const auto side = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent queued;
+  queued.record(current);
+  queued.block(side);
+  {
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    warm_up();
+    side.synchronize();  // the warm-up's kernels done before recording starts, as PyTorch does
+    const bool cache = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_cache_enabled(false);
+    struct RestoreCache {
+      bool cache;
+      ~RestoreCache() { at::autocast::set_autocast_cache_enabled(cache); }
+    } restore{cache};
+    impl_->graph.capture_begin();
+    try {
+      work();
+    } catch (...) {
+      try {
+        impl_->graph.capture_end();  // ends the stream's capture mode before the error goes on
+      } catch (...) {
+      }
+      throw;
+    }
+    impl_->graph.capture_end();
+  }
+  at::cuda::CUDAEvent recorded;
+  recorded.record(side);
+  recorded.block(current);
+#else
+  (void)warm_up;
+  (void)work;
+#endif
+}
+
+void CudaGraph::replay() {
+  if (impl_->stand_in) {
+    impl_->work();
+    return;
+  }
+#ifdef ENGINE_WITH_CUDA
+  impl_->graph.replay();
+#endif
+}
+
+}  // namespace engine::core
