@@ -21,6 +21,7 @@ const Schema& point_schema() {
       {"tf32", std::string()},               // empty: PyTorch's defaults (engine bench --tf32)
       {"max_device_memory", std::string()},  // empty: no cap
       {"cuda_graphs", false},
+      {"memory_format", std::string("contiguous")},
       {"threads", int64_t{0}},
       {"seed", int64_t{1}},
       {"input_shape", std::string()},

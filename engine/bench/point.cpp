@@ -163,6 +163,8 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   spec.device = o.device;
   spec.model = model;
   spec.options.precision = o.precision;
+  spec.options.channels_last = o.channels_last;
+  if (o.channels_last) train::to_channels_last(*model.module);
   if (o.phase == Phase::kInference) {
     // no loss in the spec: the evaluator's batch is the forward pass alone
     train::Evaluator evaluator(spec);
@@ -180,7 +182,8 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   {
     torch::NoGradGuard no_grad;
     train::AutocastScope autocast(o.precision, o.device);
-    log_probabilities = outputs_log_probabilities(train::forward_batch(model, batch, o.device));
+    log_probabilities =
+        outputs_log_probabilities(train::forward_batch(model, batch, o.device, o.channels_last));
   }
   spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
                                                            : nn::Loss::Kind::kCrossEntropy);

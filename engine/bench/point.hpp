@@ -46,6 +46,8 @@ struct PointOptions {
   // training: the step recorded as a CUDA graph and replayed (TrainerOptions::cuda_graphs);
   // the warm-up batches include the eager steps before the recording
   bool cuda_graphs = false;
+  // the model's convolution weights and the batches laid out channels last (torch.channels_last)
+  bool channels_last = false;
   // > 0: the fraction of the device's memory libtorch's caching allocator may take (CUDA)
   double device_memory_fraction = 0;
   // A data-parallel point: every rank runs it with batch_size samples, and training averages

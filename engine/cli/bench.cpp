@@ -129,6 +129,10 @@ void add_point_flags(cxxopts::Options& options) {
       "record the training step as a CUDA graph and replay it (true or false; CUDA only; the "
       "first warm-up batches run eagerly)",
       cxxopts::value<std::string>()->implicit_value("true"))(
+      "memory_format",
+      "contiguous or channels_last: convolution weights and image batches laid out N x H x W x C "
+      "(PyTorch's torch.channels_last)",
+      cxxopts::value<std::string>()->default_value("contiguous"))(
       "max_device_memory",
       "the share of the GPU's memory libtorch's caching allocator may take: a fraction (0.5) or "
       "a size (20G); beyond it the point runs out of memory (CUDA only)",
@@ -217,6 +221,12 @@ bench::PointOptions point_options(const cxxopts::ParseResult& flags) {
   if (flags.count("profile")) o.profile_path = flags["profile"].as<std::string>();
   core::apply_device_settings(device_settings(flags));
   o.cuda_graphs = flag_bool(flags, "cuda_graphs");
+  const auto memory_format = flags["memory_format"].as<std::string>();
+  if (memory_format != "contiguous" && memory_format != "channels_last") {
+    throw core::UsageError("--memory_format must be contiguous or channels_last, got '" +
+                           memory_format + "'");
+  }
+  o.channels_last = memory_format == "channels_last";
   if (o.cuda_graphs && o.phase == bench::Phase::kTraining && o.warmup_batches < 3) {
     throw core::UsageError(
         "--cuda_graphs needs --num_warmup_batches 3 or more: the step is recorded at the third "
@@ -306,6 +316,9 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* gr
     run.point.details[name] = value;
   }
   for (const auto& [name, value] : core::gpu_facts(o.device)) run.point.details[name] = value;
+  run.point.details["memory_format"] =
+      std::string(o.channels_last ? "channels_last" : "contiguous");
+  run.point.details["cuda_graphs"] = o.cuda_graphs;
   return run;
 }
 

@@ -31,9 +31,10 @@ struct RunInfo {
   // the root attributes maximized_metrics and minimized_metrics (names joined by commas).
   std::map<std::string, bool> metric_directions;
   // Settings of libtorch's GPU backends in force (cudnn_benchmark, tf32_matmul, tf32_cudnn) and
+  // of the step (memory_format, cuda_graphs), and
   // facts about the machine's native parts (the GPU and its libraries, the OpenMP runtime),
   // each written as a root attribute of its name.
-  std::vector<std::pair<std::string, bool>> device_settings;
+  std::vector<std::pair<std::string, h5::Attribute>> device_settings;
   std::vector<std::pair<std::string, std::string>> machine_facts;
 };
 

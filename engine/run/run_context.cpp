@@ -104,7 +104,12 @@ io::RunInfo RunContext::run_info() const {
   info.world_size = world_size_;
   info.seed = seed_;
   info.metric_directions = core::declared_directions();
-  info.device_settings = core::device_settings_in_force();
+  for (const auto& [name, on] : core::device_settings_in_force()) {
+    info.device_settings.emplace_back(name, on);
+  }
+  info.device_settings.emplace_back(
+      "memory_format", std::string(spec_.options.channels_last ? "channels_last" : "contiguous"));
+  info.device_settings.emplace_back("cuda_graphs", spec_.options.cuda_graphs);
   info.machine_facts = core::gpu_facts(spec_.device);
   info.machine_facts.emplace_back("openmp_runtime", core::loaded_openmp_runtimes_text());
   return info;

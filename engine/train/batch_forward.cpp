@@ -4,9 +4,31 @@
 
 namespace engine::train {
 
+namespace {
+
+torch::Tensor on_device(const torch::Tensor& input, const torch::Device& device,
+                        bool channels_last) {
+  auto moved = input.to(device);
+  if (channels_last && moved.dim() == 4)
+    moved = moved.contiguous(torch::MemoryFormat::ChannelsLast);
+  return moved;
+}
+
+}  // namespace
+
+void to_channels_last(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+  for (auto& b : module.buffers()) {
+    if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  }
+}
+
 torch::Tensor forward_batch(const nn::Model& model, const data::Batch& batch,
-                            const torch::Device& device) {
-  if (!batch.named()) return model.forward(batch.input.to(device));
+                            const torch::Device& device, bool channels_last) {
+  if (!batch.named()) return model.forward(on_device(batch.input, device, channels_last));
   auto inputs = batch.named_inputs();
   if (!model.forward_named) {
     std::string names;
@@ -19,7 +41,7 @@ torch::Tensor forward_batch(const nn::Model& model, const data::Batch& batch,
         (names.find("categorical") != std::string::npos ? "categorical" : inputs.rbegin()->first) +
         "..., or hand them to it in a train_batch / evaluate_batch hook");
   }
-  for (auto& [name, tensor] : inputs) tensor = tensor.to(device);
+  for (auto& [name, tensor] : inputs) tensor = on_device(tensor, device, channels_last);
   return model.forward_named(inputs);
 }
 

@@ -51,7 +51,7 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* che
   if (spec_.hooks.evaluate_batch) {
     result = spec_.hooks.evaluate_batch(*this, batch);
   } else {
-    result.output = forward_batch(spec_.model, batch, spec_.device);
+    result.output = forward_batch(spec_.model, batch, spec_.device, spec_.options.channels_last);
     if (spec_.loss && batch.target.defined()) {
       const auto target = batch.target.to(spec_.device);
       if (check_targets) {

@@ -93,6 +93,9 @@ struct TrainerOptions {
   // graphs"); a batch of other shapes (an epoch's last, smaller one) runs eagerly, and a change
   // of learning rate records it again.
   bool cuda_graphs = false;
+  // memory_format = 'channels_last': convolution weights and image batches laid out N x H x W x
+  // C (PyTorch's torch.channels_last), which cuDNN's tensor-core kernels prefer.
+  bool channels_last = false;
   // Tests only: cuda_graphs on the CPU through core::CudaGraph's stand-in (each replay runs the
   // step again), to check the bookkeeping around the graph without a GPU.
   bool cuda_graphs_stand_in = false;

@@ -117,6 +117,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
               !spec_.hooks.train_batch && !lbfgs_ && spec_.options.on_nan == NanPolicy::kError &&
               !(parallel_ && parallel_->synchronised_batchnorm());
   if (spec_.options.cuda_graphs) check_graphable();
+  if (spec_.options.channels_last) to_channels_last(*spec_.model.module);
   parameters_ = spec_.model.module->parameters();
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
@@ -314,7 +315,7 @@ BatchResult Trainer::eager_batch(const data::Batch& batch) {
     } else if (lbfgs_) {
       result = lbfgs_batch(batch);
     } else {
-      auto output = forward_batch(spec_.model, batch, spec_.device);
+      auto output = forward_batch(spec_.model, batch, spec_.device, spec_.options.channels_last);
       const auto target = batch.target.to(spec_.device);
       (*check_targets_)(*spec_.loss, output, target);
       auto loss = (*spec_.loss)(output, target);
@@ -404,7 +405,8 @@ void Trainer::graph_work() {
   release_gradients(*spec_.optimizer);  // the recorded backward writes gradients of its own
   {
     AutocastScope autocast(spec_.options.precision, spec_.device);
-    graph_output_ = forward_batch(spec_.model, graph_batch_, spec_.device);
+    graph_output_ =
+        forward_batch(spec_.model, graph_batch_, spec_.device, spec_.options.channels_last);
     graph_loss_ = (*spec_.loss)(graph_output_, graph_batch_.target);
   }
   AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward outside autocast
@@ -532,7 +534,7 @@ BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
   BatchResult result;
   auto closure = [&]() -> torch::Tensor {
     spec_.optimizer->zero_grad();
-    auto output = forward_batch(spec_.model, on_device, spec_.device);
+    auto output = forward_batch(spec_.model, on_device, spec_.device, spec_.options.channels_last);
     (*check_targets_)(*spec_.loss, output, target);
     auto loss = (*spec_.loss)(output, target);
     if (!result.output.defined()) {

@@ -470,6 +470,16 @@ LUA
       h5dump "$point" | grep -q 'ATTRIBUTE "openmp_runtime"' || fail "bench machine lacks openmp_runtime"
     expect 2 "--cudnn_benchmark takes true or false, got 'maybe'" -- \
       "$ENGINE" bench --model mlp --cudnn_benchmark=maybe
+    # channels last: bench and the trainer, recorded
+    expect 0 "mnist_cnn, training, batch 4" -- "$ENGINE" bench --model mnist_cnn --batch_size 4 \
+      --num_batches 2 --memory_format channels_last --threads 1
+    expect 2 "--memory_format must be contiguous or channels_last, got 'nhwc'" -- \
+      "$ENGINE" bench --model mlp --memory_format nhwc
+    h5dump -a /memory_format "$file" | grep -q '"contiguous"' || fail "memory_format not recorded"
+    h5dump -a /cuda_graphs "$file" | grep -q FALSE || fail "cuda_graphs not recorded"
+    sed "s/log_every = 4}/log_every = 4, memory_format = 'nhwc'}/" "$FIX/tiny_train.lua" > nhwc.lua
+    expect 3 "trainer memory_format must be 'contiguous' or 'channels_last', got 'nhwc'" -- \
+      "$ENGINE" train nhwc.lua --set root="$WORK/tiny" --out "$WORK/nhwc"
     # CUDA graphs: refused on the CPU with the reason, in bench and in a script's trainer
     expect 2 "cuda_graphs cannot record this run's step: it needs a CUDA device (--device cuda)" -- \
       "$ENGINE" bench --model mlp --cuda_graphs --num_batches 2

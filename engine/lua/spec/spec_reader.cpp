@@ -24,10 +24,10 @@ namespace engine::lua {
 namespace {
 
 const char* const kTrainerOptions[] = {
-    "epochs",           "steps",      "validate_every", "log_every",      "checkpoint_every",
-    "keep_checkpoints", "keep_best",  "clip_grad_norm", "clip_norm_type", "clip_grad_value",
-    "accumulate",       "precision",  "loss_scale",     "early_stopping", "on_nan",
-    "sync_batchnorm",   "cuda_graphs"};
+    "epochs",           "steps",       "validate_every", "log_every",      "checkpoint_every",
+    "keep_checkpoints", "keep_best",   "clip_grad_norm", "clip_norm_type", "clip_grad_value",
+    "accumulate",       "precision",   "loss_scale",     "early_stopping", "on_nan",
+    "sync_batchnorm",   "cuda_graphs", "memory_format"};
 
 // The line where `key = ` is first written after `trainer =` (spec.trainer = too) in a script's
 // text; 0 when it cannot be found.
@@ -452,6 +452,14 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   opts.on_nan = on_nan == "skip" ? train::NanPolicy::kSkip : train::NanPolicy::kError;
   opts.sync_batchnorm = o.boolean("sync_batchnorm", false);
   opts.cuda_graphs = o.boolean("cuda_graphs", false);
+  const std::string memory_format = o.string("memory_format", "contiguous");
+  if (memory_format != "contiguous" && memory_format != "channels_last") {
+    throw core::ScriptError(path_ +
+                            ": trainer memory_format must be 'contiguous' or "
+                            "'channels_last', got '" +
+                            memory_format + "'");
+  }
+  opts.channels_last = memory_format == "channels_last";
 
   // early_stopping = {metric = 'validation.loss', patience = 3, min_delta = 0, mode = 'min'}
   raw_get(L, t, "early_stopping");
