@@ -13,6 +13,7 @@
 #include "engine/dist/group.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/evaluator.hpp"
+#include "engine/train/master_weights.hpp"
 #include "engine/train/precision.hpp"
 #include "engine/train/sgd.hpp"
 #include "engine/train/trainer.hpp"
@@ -166,6 +167,10 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   spec.options.channels_last = o.channels_last;
   if (o.channels_last) train::to_channels_last(*model.module);
   if (o.phase == Phase::kInference) {
+    if (o.precision == train::Precision::kFloat16Master) {
+      train::check_precision(o.precision, o.device);
+      train::to_low_precision(*model.module, torch::kHalf);  // no optimizer: no masters
+    }
     // no loss in the spec: the evaluator's batch is the forward pass alone
     train::Evaluator evaluator(spec);
     train::Evaluator::Mode inference(spec);
@@ -182,8 +187,8 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   {
     torch::NoGradGuard no_grad;
     train::AutocastScope autocast(o.precision, o.device);
-    log_probabilities =
-        outputs_log_probabilities(train::forward_batch(model, batch, o.device, o.channels_last));
+    log_probabilities = outputs_log_probabilities(
+        train::forward_batch(model, batch, o.device, train::input_layout(spec.options)));
   }
   spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
                                                            : nn::Loss::Kind::kCrossEntropy);

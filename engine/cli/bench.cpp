@@ -76,8 +76,9 @@ train::Precision bench_precision(const std::string& name) {
   if (name == "float" || name == "float32") return train::Precision::kFloat32;
   if (name == "bfloat16") return train::Precision::kBFloat16;
   if (name == "float16" || name == "half") return train::Precision::kFloat16;
-  throw core::UsageError("--dtype must be float32 (float), bfloat16 or float16, got '" + name +
-                         "'");
+  if (name == "float16_master") return train::Precision::kFloat16Master;
+  throw core::UsageError(
+      "--dtype must be float32 (float), bfloat16, float16 or float16_master, got '" + name + "'");
 }
 
 std::vector<int64_t> shape_flag(const std::string& text) {
@@ -111,7 +112,9 @@ void add_point_flags(cxxopts::Options& options) {
       cxxopts::value<std::string>()->implicit_value("true"))(
       "device", "cpu, cuda, cuda:N (gpu: cuda)",
       cxxopts::value<std::string>()->default_value("cpu"))(
-      "dtype", "float32 (float), bfloat16 or float16 (autocast, as training)",
+      "dtype",
+      "float32 (float), bfloat16 or float16 (autocast, as training), float16_master (DLBS's: a "
+      "float16 model, float32 master weights)",
       cxxopts::value<std::string>()->default_value("float32"))(
       "data", "synthetic (a batch made once, in memory) or real (--data_dir through the loader)",
       cxxopts::value<std::string>()->default_value("synthetic"))(

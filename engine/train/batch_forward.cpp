@@ -7,10 +7,12 @@ namespace engine::train {
 namespace {
 
 torch::Tensor on_device(const torch::Tensor& input, const torch::Device& device,
-                        bool channels_last) {
+                        const InputLayout& layout) {
   auto moved = input.to(device);
-  if (channels_last && moved.dim() == 4)
+  if (layout.half && moved.is_floating_point()) moved = moved.to(torch::kHalf);
+  if (layout.channels_last && moved.dim() == 4) {
     moved = moved.contiguous(torch::MemoryFormat::ChannelsLast);
+  }
   return moved;
 }
 
@@ -26,9 +28,13 @@ void to_channels_last(torch::nn::Module& module) {
   }
 }
 
+InputLayout input_layout(const TrainerOptions& options) {
+  return {options.channels_last, options.precision == Precision::kFloat16Master};
+}
+
 torch::Tensor forward_batch(const nn::Model& model, const data::Batch& batch,
-                            const torch::Device& device, bool channels_last) {
-  if (!batch.named()) return model.forward(on_device(batch.input, device, channels_last));
+                            const torch::Device& device, const InputLayout& layout) {
+  if (!batch.named()) return model.forward(on_device(batch.input, device, layout));
   auto inputs = batch.named_inputs();
   if (!model.forward_named) {
     std::string names;
@@ -41,7 +47,7 @@ torch::Tensor forward_batch(const nn::Model& model, const data::Batch& batch,
         (names.find("categorical") != std::string::npos ? "categorical" : inputs.rbegin()->first) +
         "..., or hand them to it in a train_batch / evaluate_batch hook");
   }
-  for (auto& [name, tensor] : inputs) tensor = on_device(tensor, device, channels_last);
+  for (auto& [name, tensor] : inputs) tensor = on_device(tensor, device, layout);
   return model.forward_named(inputs);
 }
 

@@ -51,7 +51,10 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* che
   if (spec_.hooks.evaluate_batch) {
     result = spec_.hooks.evaluate_batch(*this, batch);
   } else {
-    result.output = forward_batch(spec_.model, batch, spec_.device, spec_.options.channels_last);
+    result.output = forward_batch(spec_.model, batch, spec_.device, input_layout(spec_.options));
+    if (spec_.options.precision == Precision::kFloat16Master) {
+      result.output = result.output.to(torch::kFloat32);  // a float16 model's, as training reads it
+    }
     if (spec_.loss && batch.target.defined()) {
       const auto target = batch.target.to(spec_.device);
       if (check_targets) {

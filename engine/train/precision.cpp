@@ -28,17 +28,20 @@ std::string precision_name(Precision precision) {
       return "bfloat16";
     case Precision::kFloat16:
       return "float16";
+    case Precision::kFloat16Master:
+      return "float16_master";
     default:
       return "float32";
   }
 }
 
 void check_precision(Precision precision, const torch::Device& device) {
-  if (precision == Precision::kFloat16 && !device.is_cuda()) {
-    throw core::UsageError(
-        "precision 'float16' needs a CUDA device (it relies on a gradient scaler and CUDA "
-        "kernels); on " +
-        device.str() + " use 'bfloat16'");
+  const bool half = precision == Precision::kFloat16 || precision == Precision::kFloat16Master;
+  if (half && !device.is_cuda()) {
+    throw core::UsageError("precision '" + precision_name(precision) +
+                           "' needs a CUDA device (it relies on a gradient scaler and CUDA "
+                           "kernels); on " +
+                           device.str() + " use 'bfloat16'");
   }
 }
 
@@ -92,7 +95,8 @@ AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
     : cuda_(device.is_cuda()) {
   was_enabled_ = autocast_enabled(cuda_);
   was_dtype_ = autocast_dtype(cuda_);
-  const bool enable = precision != Precision::kFloat32;
+  // float16 with master weights runs a float16 model without autocast
+  const bool enable = precision == Precision::kBFloat16 || precision == Precision::kFloat16;
   set_autocast_enabled(cuda_, enable);
   if (enable)
     set_autocast_dtype(cuda_, precision == Precision::kFloat16 ? at::kHalf : at::kBFloat16);

@@ -21,7 +21,9 @@
 
 namespace engine::train {
 
-enum class Precision { kFloat32, kBFloat16, kFloat16 };
+// kFloat16Master: DLBS's float16, a float16 model with float32 master weights
+// (train/master_weights.hpp); engine bench's --dtype float16_master only.
+enum class Precision { kFloat32, kBFloat16, kFloat16, kFloat16Master };
 Precision parse_precision(const std::string& name);
 std::string precision_name(Precision precision);
 
@@ -55,7 +57,8 @@ struct LossScaling {
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;  // good steps in a row before the scale grows
   bool active(Precision precision) const {
-    return enabled.value_or(precision == Precision::kFloat16);
+    return enabled.value_or(precision == Precision::kFloat16 ||
+                            precision == Precision::kFloat16Master);
   }
 };
 

@@ -119,6 +119,11 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   if (spec_.options.cuda_graphs) check_graphable();
   if (spec_.options.channels_last) to_channels_last(*spec_.model.module);
   parameters_ = spec_.model.module->parameters();
+  stepped_ = parameters_;
+  if (spec_.options.precision == Precision::kFloat16Master) {
+    master_ = std::make_unique<MasterWeights>(*spec_.model.module, *spec_.optimizer, torch::kHalf);
+    stepped_ = master_->optimizer_parameters();
+  }
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
   steps_per_epoch_ = (batches_per_epoch_ + k - 1) / k;
@@ -252,13 +257,16 @@ void Trainer::optimizer_step() {
   micro_ = 0;
   const auto& o = spec_.options;
   bool finite = true;
-  if (use_scaler_) finite = scaler_.unscale(parameters_);
+  if (master_) master_->gradients_to_masters();
+  if (use_scaler_) finite = scaler_.unscale(stepped_);
   if (finite && o.clip_grad_value > 0)
-    torch::nn::utils::clip_grad_value_(parameters_, o.clip_grad_value);
+    torch::nn::utils::clip_grad_value_(stepped_, o.clip_grad_value);
   if (finite && o.clip_grad_norm > 0) {
-    torch::nn::utils::clip_grad_norm_(parameters_, o.clip_grad_norm, o.clip_norm_type);
+    torch::nn::utils::clip_grad_norm_(stepped_, o.clip_grad_norm, o.clip_norm_type);
   }
   if (finite) spec_.optimizer->step();
+  if (finite && master_) master_->masters_to_model();
+  if (master_) master_->release_model_gradients();
   if (use_scaler_) {
     if (!finite && ++state_.epoch_overflow_skipped <= kOverflowNotes) {
       spdlog::info(
@@ -315,8 +323,9 @@ BatchResult Trainer::eager_batch(const data::Batch& batch) {
     } else if (lbfgs_) {
       result = lbfgs_batch(batch);
     } else {
-      auto output = forward_batch(spec_.model, batch, spec_.device, spec_.options.channels_last);
+      auto output = forward_batch(spec_.model, batch, spec_.device, input_layout(spec_.options));
       const auto target = batch.target.to(spec_.device);
+      if (master_) output = output.to(torch::kFloat32);  // the loss of a float16 model in float32
       (*check_targets_)(*spec_.loss, output, target);
       auto loss = (*spec_.loss)(output, target);
       if (step_part_end_) step_part_end_(StepPart::kForward);
@@ -406,7 +415,7 @@ void Trainer::graph_work() {
   {
     AutocastScope autocast(spec_.options.precision, spec_.device);
     graph_output_ =
-        forward_batch(spec_.model, graph_batch_, spec_.device, spec_.options.channels_last);
+        forward_batch(spec_.model, graph_batch_, spec_.device, input_layout(spec_.options));
     graph_loss_ = (*spec_.loss)(graph_output_, graph_batch_.target);
   }
   AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward outside autocast
@@ -534,7 +543,7 @@ BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
   BatchResult result;
   auto closure = [&]() -> torch::Tensor {
     spec_.optimizer->zero_grad();
-    auto output = forward_batch(spec_.model, on_device, spec_.device, spec_.options.channels_last);
+    auto output = forward_batch(spec_.model, on_device, spec_.device, input_layout(spec_.options));
     (*check_targets_)(*spec_.loss, output, target);
     auto loss = (*spec_.loss)(output, target);
     if (!result.output.defined()) {

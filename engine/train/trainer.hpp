@@ -12,6 +12,7 @@
 #include "engine/core/cuda_graph.hpp"
 #include "engine/core/timer.hpp"
 #include "engine/data/batch.hpp"
+#include "engine/train/master_weights.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/observer.hpp"
 #include "engine/train/precision.hpp"
@@ -129,6 +130,9 @@ class Trainer : public StepContext {
   // cuda_graphs: the graph of the built-in step, the static batch it reads (each batch is
   // copied in), the output, loss and gradients it writes, the learning rates it was recorded
   // with, and the eager steps taken since there was none.
+  std::unique_ptr<MasterWeights> master_;  // float16_master: the float32 copies stepped
+  std::vector<torch::Tensor> stepped_;     // what the scaler and clipping see: parameters_,
+                                           // or the masters in their place
   std::unique_ptr<core::CudaGraph> graph_;
   data::Batch graph_batch_;
   torch::Tensor graph_output_, graph_loss_;

@@ -423,6 +423,8 @@ LUA
       "$ENGINE" bench --model mlp --device cuda --batch_size 8 --num_batches 3 --tf32 true
     expect 0 "mnist_cnn, inference, batch 8" -- "$ENGINE" bench --model mnist_cnn --device cuda \
       --phase inference --batch_size 8 --num_batches 3 --cudnn_benchmark false
+    expect 0 "mlp, training, batch 8, float16_master" -- "$ENGINE" bench --model mlp \
+      --device cuda --batch_size 8 --num_batches 3 --dtype float16_master
     expect 0 "mnist_cnn, training, batch 16" -- "$ENGINE" bench --model mnist_cnn --device cuda \
       --batch_size 16 --num_batches 5 --cuda_graphs --dtype bfloat16
     tiny
@@ -473,6 +475,8 @@ LUA
     # channels last: bench and the trainer, recorded
     expect 0 "mnist_cnn, training, batch 4" -- "$ENGINE" bench --model mnist_cnn --batch_size 4 \
       --num_batches 2 --memory_format channels_last --threads 1
+    expect 2 "precision 'float16_master' needs a CUDA device" -- \
+      "$ENGINE" bench --model mlp --dtype float16_master
     expect 2 "--memory_format must be contiguous or channels_last, got 'nhwc'" -- \
       "$ENGINE" bench --model mlp --memory_format nhwc
     h5dump -a /memory_format "$file" | grep -q '"contiguous"' || fail "memory_format not recorded"

@@ -239,3 +239,17 @@ TEST_CASE("engine bench's training point with cuda_graphs replays the step") {
   CHECK(result.part_ms.empty());  // one launch a step: no parts
   CHECK_FALSE(torch::equal(before, model.module->parameters()[0].detach().cpu()));
 }
+
+TEST_CASE("float16 with master weights (DLBS's float16) trains a float16 model") {
+  bench::PointOptions options;
+  options.input_shape = {3, 4};
+  options.classes = 4;
+  options.batch_size = 16;
+  options.batches = 5;
+  options.device = kCuda;
+  options.precision = train::Precision::kFloat16Master;
+  auto model = small_mlp();
+  const auto result = bench::run_point(model, options);
+  CHECK(result.batch_ms.size() == 5);
+  CHECK((model.module->parameters()[0].scalar_type() == torch::kHalf));
+}

@@ -75,11 +75,11 @@ TEST_CASE("forward_batch lays image batches out channels last, other inputs as t
                   }};
   data::Batch images;
   images.input = torch::randn({2, 3, 4, 5});
-  train::forward_batch(model, images, torch::kCPU, true);
+  train::forward_batch(model, images, torch::kCPU, train::InputLayout{true, false});
   CHECK(seen.is_contiguous(torch::MemoryFormat::ChannelsLast));
   CHECK(torch::equal(seen, images.input));
   data::Batch rows;
   rows.input = torch::randn({2, 3});
-  train::forward_batch(model, rows, torch::kCPU, true);
+  train::forward_batch(model, rows, torch::kCPU, train::InputLayout{true, false});
   CHECK(seen.is_contiguous());
 }
