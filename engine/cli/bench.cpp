@@ -36,7 +36,8 @@ namespace engine::cli {
 namespace {
 
 const char* const kBoolFlags[] = {"--forward_only",    "--data_loader_only", "--data_shuffle",
-                                  "--cudnn_benchmark", "--cudnn_fastest",    "--tf32"};
+                                  "--cudnn_benchmark", "--cudnn_fastest",    "--tf32",
+                                  "--cuda_graphs"};
 
 // DLBS writes booleans as values (--forward_only false); a bare flag means true.
 bool flag_bool(const cxxopts::ParseResult& flags, const char* name, bool otherwise = false) {

@@ -25,6 +25,10 @@ struct Batch {
   // Bad records the epoch's reader left out up to this batch, with those of batches it dropped
   // whole before it: what the epoch has skipped once this batch is done.
   int64_t skipped_so_far = 0;
+  // `input` holds image bytes (uint8) that x / 255 in float32 turns into what the source's
+  // gather() gives: a quarter of the bytes to copy to a GPU, converted there (Source::
+  // gather_bytes).
+  bool scale_bytes = false;
   // Samples of the epoch's order consumed once this batch is done: where a resumed epoch starts.
   int64_t position = 0;
 
@@ -44,6 +48,13 @@ struct Batch {
       if (t->defined()) *t = t->to(device);
     }
     for (auto& [name, tensor] : inputs) tensor = tensor.to(device);
+  }
+
+  // For a batch of image bytes (scale_bytes): input / 255 in float32, on its device.
+  void scale_bytes_to_float() {
+    if (!scale_bytes) return;
+    input = input.to(torch::kFloat32).div_(255.0);
+    scale_bytes = false;
   }
 
   int64_t size() const {

@@ -18,8 +18,9 @@ void for_each_tensor(Batch& batch, F&& f) {
 
 }  // namespace
 
-DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device)
-    : next_(std::move(next)), device_(device) {
+DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device,
+                                   std::vector<std::shared_ptr<const Transform>> on_device)
+    : next_(std::move(next)), device_(device), on_device_(std::move(on_device)) {
   if (!device_.is_cpu()) {
     const c10::impl::VirtualGuardImpl guard(device_.type());
     side_ = guard.getStreamFromGlobalPool(device_);
@@ -28,13 +29,24 @@ DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device)
 
 void DevicePrefetcher::read_ahead() {
   ahead_ = next_();
-  if (!ahead_ || !side_) return;
+  if (!ahead_) return;
+  if (!side_) {
+    transform(*ahead_);
+    return;
+  }
   {
     const c10::StreamGuard on_side(*side_);
     for_each_tensor(*ahead_, [&](torch::Tensor& t) { t = t.to(device_, /*non_blocking=*/true); });
+    transform(*ahead_);  // on the side stream too, behind the copy
   }
   copied_.emplace(device_.type());
   copied_->record(*side_);
+}
+
+void DevicePrefetcher::transform(Batch& batch) const {
+  batch.scale_bytes_to_float();
+  std::vector<core::Rng> no_random;  // on_any_device transforms draw nothing
+  for (const auto& t : on_device_) t->apply(batch, no_random);
 }
 
 std::optional<Batch> DevicePrefetcher::next() {

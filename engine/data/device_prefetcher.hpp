@@ -8,9 +8,12 @@
 #include <torch/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "engine/data/batch.hpp"
+#include "engine/data/transform.hpp"
 
 namespace engine::data {
 
@@ -24,7 +27,10 @@ class DevicePrefetcher {
   // the CPU batches pass through unchanged. Batches come out in the order `next` gives them,
   // each with its own position and skipped counts, so checkpoints record where the batch being
   // trained came from, not the one read ahead.
-  DevicePrefetcher(Next next, const torch::Device& device);
+  // on_device: transforms the loader left to the device (EpochReader::device_transforms()),
+  // applied after the copy, with image bytes (Batch::scale_bytes) turned into floats first.
+  DevicePrefetcher(Next next, const torch::Device& device,
+                   std::vector<std::shared_ptr<const Transform>> on_device = {});
   DevicePrefetcher(const DevicePrefetcher&) = delete;
   DevicePrefetcher& operator=(const DevicePrefetcher&) = delete;
 
@@ -34,9 +40,11 @@ class DevicePrefetcher {
 
  private:
   void read_ahead();
+  void transform(Batch& batch) const;
 
   Next next_;
   torch::Device device_;
+  std::vector<std::shared_ptr<const Transform>> on_device_;
   bool started_ = false;
   std::optional<Batch> ahead_;
   std::optional<c10::Stream> side_;   // the copies' stream (accelerators only)

@@ -1,5 +1,7 @@
 #include "engine/data/loader.hpp"
 
+#include <algorithm>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
 
@@ -84,9 +86,12 @@ void transform_samples(Batch& batch,
 }  // namespace
 
 EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
-                         int64_t first_sample, bool pin_memory)
+                         int64_t first_sample, bool pin_memory, bool to_device)
     : pipeline_(pipeline),
       pin_memory_(pin_memory),
+      to_device_(to_device && pipeline.batched() &&
+                 std::all_of(pipeline.transforms().begin(), pipeline.transforms().end(),
+                             [](const auto& t) { return t->on_any_device(); })),
       augment_seed_(core::derive_seed(seed, kAugmentStream, static_cast<uint64_t>(epoch))),
       order_(epoch_order(pipeline, seed, epoch)),
       num_batches_(pipeline.size()) {
@@ -124,7 +129,8 @@ Batch EpochReader::make_batch(int64_t index) const {
   const int64_t begin = std::max(index * bs, first_sample_);
   const int64_t end = std::min(index * bs + bs, n);
   const auto indices = order_.slice(0, begin, end);
-  Batch batch = pipeline_.source().gather(indices);
+  Batch batch =
+      to_device_ ? pipeline_.source().gather_bytes(indices) : pipeline_.source().gather(indices);
   if (!batch.indices.defined()) batch.indices = indices;
   batch.position = end;
   std::vector<core::Rng> random;
@@ -137,6 +143,7 @@ Batch EpochReader::make_batch(int64_t index) const {
     }
   }
   const auto& transforms = pipeline_.transforms();
+  if (to_device_ && batch.samples.empty()) return batch;  // the prefetcher transforms it
   size_t done = 0;
   if (!batch.samples.empty()) {
     while (done < transforms.size() && transforms[done]->per_sample()) ++done;
@@ -174,6 +181,11 @@ void EpochReader::work(int worker) {
     q.not_empty.notify_one();
     if (failed) return;
   }
+}
+
+std::vector<std::shared_ptr<const Transform>> EpochReader::device_transforms() const {
+  if (!to_device_) return {};
+  return pipeline_.transforms();
 }
 
 std::optional<Batch> EpochReader::next() {

@@ -29,8 +29,13 @@ class EpochReader {
   // from the start would.
   // pin_memory: batches land in page-locked memory, for a copy to a CUDA device (the workers
   // pin them; a build or machine without CUDA cannot).
+  // to_device: where every transform of the pipeline works on any device (normalisation), the
+  // batches come out as the source's bytes, untransformed, for DevicePrefetcher to convert and
+  // transform on the GPU (device_transforms() lists what it must apply).
   EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch, int64_t first_sample = 0,
-              bool pin_memory = false);
+              bool pin_memory = false, bool to_device = false);
+  // The transforms left to the device: the pipeline's, when to_device could be honoured.
+  std::vector<std::shared_ptr<const Transform>> device_transforms() const;
   ~EpochReader();
   EpochReader(const EpochReader&) = delete;
   EpochReader& operator=(const EpochReader&) = delete;
@@ -62,7 +67,8 @@ class EpochReader {
 
   Pipeline pipeline_;
   bool pin_memory_ = false;
-  uint64_t augment_seed_;  // seeds per-sample random transforms, with the sample's index
+  bool to_device_ = false;  // honoured: the source's bytes, the transforms left to the device
+  uint64_t augment_seed_;   // seeds per-sample random transforms, with the sample's index
   bool random_transforms_ = false;
   torch::Tensor order_;
   int64_t first_sample_ = 0;

@@ -72,6 +72,16 @@ Batch TensorSource::gather(const torch::Tensor& indices) const {
   return batch;
 }
 
+Batch TensorSource::gather_bytes(const torch::Tensor& indices) const {
+  if (input_.scalar_type() != torch::kUInt8 || !input_.is_contiguous()) return gather(indices);
+  Batch batch;
+  batch.input = input_.index_select(0, indices);
+  batch.scale_bytes = true;
+  if (target_.defined()) batch.target = target_.index_select(0, indices);
+  for (const auto& [key, tensor] : inputs_) batch.inputs[key] = rows_as_input(tensor, indices);
+  return batch;
+}
+
 std::shared_ptr<Source> TensorSource::prediction_source(const std::string& input,
                                                         const io::h5::Handle& saved) const {
   io::h5::quiet_errors();

@@ -23,6 +23,9 @@ class Source {
   virtual int64_t size() const = 0;
   // Gathers the samples at `indices` (int64, 0-based) into one batch. Must be thread-safe.
   virtual Batch gather(const torch::Tensor& indices) const = 0;
+  // gather(), with image bytes left as uint8 where gather() would scale them to floats
+  // (Batch::scale_bytes set): for a batch converted on the GPU. The default: gather().
+  virtual Batch gather_bytes(const torch::Tensor& indices) const { return gather(indices); }
   // One line for logs and error messages, e.g. "mnist(train, 60000 samples)".
   virtual std::string describe() const = 0;
   // Bad records left out while the source was loaded (skip_bad, missing = 'skip').
@@ -58,6 +61,7 @@ class TensorSource : public Source {
                std::map<std::string, torch::Tensor> inputs = {});
   int64_t size() const override { return input_.size(0); }
   Batch gather(const torch::Tensor& indices) const override;
+  Batch gather_bytes(const torch::Tensor& indices) const override;
   std::string describe() const override;
   // int64 targets that are all 0 or more: their largest + 1.
   std::optional<int64_t> class_count() const override { return classes_; }

@@ -63,7 +63,7 @@ void Normalize::normalize(torch::Tensor& x, int64_t channel_dim) const {
                           " per-channel values but the input has shape " +
                           core::shape_string(x.sizes()));
   }
-  if (x.scalar_type() == torch::kFloat32 && x.is_contiguous()) {
+  if (x.scalar_type() == torch::kFloat32 && x.is_contiguous() && x.device().is_cpu()) {
     // One pass over each channel plane in a loop the compiler vectorises; libtorch 1.13's
     // broadcasting sub_/div_ take ten times longer on an image. Same arithmetic as
     // torchvision's normalize: (x - mean) / std in float.

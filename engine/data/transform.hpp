@@ -25,6 +25,9 @@ class Transform {
   // its slot of the batch, so no intermediate of a whole batch is ever held.
   virtual bool per_sample() const { return false; }
   virtual torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const;
+  // Elementwise on a stacked batch, with no random draw, on whatever device the batch is: the
+  // loader may leave it to the device prefetcher, after the batch's copy to the GPU.
+  virtual bool on_any_device() const { return false; }
 };
 
 // A transform defined on one sample (C x H x W, or any tensor for the non-spatial ones),
@@ -44,6 +47,7 @@ class Normalize : public Transform {
   std::string describe() const override;
   bool per_sample() const override { return true; }
   torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
+  bool on_any_device() const override { return true; }
 
  private:
   void normalize(torch::Tensor& x, int64_t channel_dim) const;
@@ -57,6 +61,7 @@ class ToFloat : public Transform {
   std::string describe() const override { return "to_float"; }
   bool per_sample() const override { return true; }
   torch::Tensor apply_sample(const torch::Tensor& sample, core::Rng* random) const override;
+  bool on_any_device() const override { return true; }
 };
 
 // Class targets to one-hot float32 rows of `classes` columns (for BCE-style losses).

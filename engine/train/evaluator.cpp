@@ -84,8 +84,10 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
   const bool deferred = spec_.options.deferred_reads.value_or(spec_.device.is_cuda()) &&
                         !spec_.hooks.evaluate_batch && !on_batch;
   std::vector<PendingBatch> pending;
-  data::EpochReader reader(pipeline, spec_.seed, 0, 0, /*pin_memory=*/spec_.device.is_cuda());
-  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device);
+  const bool cuda = spec_.device.is_cuda();  // pinned bytes, normalised on the GPU
+  data::EpochReader reader(pipeline, spec_.seed, 0, 0, cuda, cuda);
+  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device,
+                                 reader.device_transforms());
   while (auto batch = batches.next()) {
     torch::Tensor loss;
     const BatchResult result = evaluate_batch(*batch, &check_targets, deferred ? &loss : nullptr);

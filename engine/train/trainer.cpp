@@ -610,10 +610,13 @@ void Trainer::train_epoch() {
   core::Timer epoch_clock;
   const int64_t samples_before = state_.epoch_samples;
   const int64_t skipped_before = state_.epoch_skipped;
-  data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position,
-                           /*pin_memory=*/spec_.device.is_cuda());
+  // on CUDA: batches pinned, sent as the source's bytes and normalised on the GPU
+  const bool cuda = spec_.device.is_cuda();
+  data::EpochReader reader(*spec_.train_data, spec_.seed, state_.epoch, state_.epoch_position, cuda,
+                           cuda);
   // one batch read ahead, its copy to the device overlapping this step (on the CPU as is)
-  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device);
+  data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device,
+                                 reader.device_transforms());
   bool exhausted = false;
   int64_t skipped_here = 0;  // by the batches trained so far, not the one read ahead
   while (!stop_ && state_.step < total_steps_) {

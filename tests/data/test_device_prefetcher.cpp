@@ -6,6 +6,7 @@
 #include "engine/data/loader.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/source.hpp"
+#include "engine/data/transform.hpp"
 
 using namespace engine;
 
@@ -58,4 +59,49 @@ TEST_CASE("through the prefetcher an epoch's batches are the reader's, also resu
     CHECK_FALSE(prefetched.next());
     CHECK(batches == (first_sample == 0 ? 8 : 6));
   }
+}
+
+TEST_CASE("image bytes go to the device as uint8 and are scaled and normalised there") {
+  torch::manual_seed(5);
+  auto bytes = torch::randint(0, 256, {40, 1, 6, 6}, torch::kInt64).to(torch::kUInt8);
+  auto source = std::make_shared<data::TensorSource>(bytes, torch::arange(40) % 10, "image bytes");
+  const auto pipeline = data::Pipeline(source)
+                            .map(std::make_shared<data::Normalize>(std::vector<double>{0.286},
+                                                                   std::vector<double>{0.353}))
+                            .shuffle()
+                            .batch(16);
+  data::EpochReader as_floats(pipeline, 2, 0);
+  data::EpochReader as_bytes(pipeline, 2, 0, 0, false, /*to_device=*/true);
+  REQUIRE(as_bytes.device_transforms().size() == 1);
+  CHECK(as_floats.device_transforms().empty());
+  data::DevicePrefetcher on_device(
+      [&] {
+        auto batch = as_bytes.next();
+        if (batch) CHECK((batch->input.scalar_type() == torch::kUInt8));  // a quarter of the bytes
+        return batch;
+      },
+      torch::Device(torch::kCPU), as_bytes.device_transforms());
+  int batches = 0;
+  while (auto expected = as_floats.next()) {
+    auto got = on_device.next();
+    REQUIRE(got);
+    CHECK((got->input.scalar_type() == torch::kFloat32));
+    CHECK_FALSE(got->scale_bytes);
+    // the same values up to the last bit (a division by 255 may round as a multiplication)
+    CHECK(torch::allclose(expected->input, got->input, 1e-6, 1e-6));
+    CHECK(torch::equal(expected->target, got->target));
+    ++batches;
+  }
+  CHECK(batches == 3);
+}
+
+TEST_CASE("a pipeline with a transform the device cannot take is read as before") {
+  auto source = std::make_shared<data::TensorSource>(torch::zeros({8, 1, 4, 4}, torch::kUInt8),
+                                                     torch::arange(8), "image bytes");
+  const auto pipeline = data::Pipeline(source).map(std::make_shared<data::OneHot>(8)).batch(4);
+  data::EpochReader reader(pipeline, 1, 0, 0, false, /*to_device=*/true);
+  CHECK(reader.device_transforms().empty());
+  auto batch = reader.next();
+  REQUIRE(batch);
+  CHECK((batch->input.scalar_type() == torch::kFloat32));  // the source's own floats
 }
