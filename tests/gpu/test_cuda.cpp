@@ -30,6 +30,19 @@ namespace {
 
 const torch::Device kCuda(torch::kCUDA, 0);
 
+// A training point of small_mlp's shapes: batches of `batch`, `batches` timed after `warmup`.
+bench::PointOptions small_point(int64_t batch, int64_t warmup, int64_t batches) {
+  bench::PointOptions options;
+  options.input_shape = {3, 4};
+  options.classes = 4;
+  options.batch_size = batch;
+  options.warmup_batches = warmup;
+  options.batches = batches;
+  options.phase = bench::Phase::kTraining;
+  options.device = kCuda;
+  return options;
+}
+
 nn::Model small_mlp() {
   torch::nn::Sequential seq(torch::nn::Flatten(), torch::nn::Linear(12, 16), torch::nn::ReLU(),
                             torch::nn::Linear(16, 4), torch::nn::LogSoftmax(1));
@@ -73,13 +86,7 @@ TEST_CASE("device settings reach the CUDA backends") {
 }
 
 TEST_CASE("a training point on CUDA takes the CPU's step, within float rounding") {
-  bench::PointOptions options;
-  options.input_shape = {3, 4};
-  options.classes = 4;
-  options.batch_size = 8;
-  options.warmup_batches = 1;
-  options.batches = 3;
-  options.phase = bench::Phase::kTraining;
+  auto options = small_point(8, 1, 3);
   torch::manual_seed(7);
   auto on_cpu = small_mlp();
   torch::manual_seed(7);
@@ -224,13 +231,7 @@ TEST_CASE("a training run recorded as a CUDA graph follows the eager run") {
 }
 
 TEST_CASE("engine bench's training point with cuda_graphs replays the step") {
-  bench::PointOptions options;
-  options.input_shape = {3, 4};
-  options.classes = 4;
-  options.batch_size = 16;
-  options.warmup_batches = 3;
-  options.batches = 20;
-  options.device = kCuda;
+  auto options = small_point(16, 3, 20);
   options.cuda_graphs = true;
   auto model = small_mlp();
   const auto before = model.module->parameters()[0].detach().cpu().clone();
@@ -241,12 +242,7 @@ TEST_CASE("engine bench's training point with cuda_graphs replays the step") {
 }
 
 TEST_CASE("float16 with master weights (DLBS's float16) trains a float16 model") {
-  bench::PointOptions options;
-  options.input_shape = {3, 4};
-  options.classes = 4;
-  options.batch_size = 16;
-  options.batches = 5;
-  options.device = kCuda;
+  auto options = small_point(16, 2, 5);
   options.precision = train::Precision::kFloat16Master;
   auto model = small_mlp();
   const auto result = bench::run_point(model, options);
