@@ -22,10 +22,10 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
   if (defaults.weight_decay() < 0) throw core::UsageError("Adadelta: weight_decay must be >= 0");
 }
 
-void Adadelta::count_recorded_step() {
+void Adadelta::count_recorded_step(int64_t steps) {
   for (auto& [key, state] : state_) {
     auto& adadelta = static_cast<AdadeltaParamState&>(*state);
-    adadelta.step(adadelta.step() + 1);
+    adadelta.step(adadelta.step() + steps);
   }
 }
 

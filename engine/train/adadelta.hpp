@@ -47,9 +47,10 @@ class Adadelta : public torch::optim::Optimizer {
   // libtorch's optimizer serialization, so checkpoints restore Adadelta like the others
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;
-  // One more step on every parameter's count, for a step a CUDA graph replayed (the counts
-  // live on the host, outside the graph).
-  void count_recorded_step();
+  // `steps` more on every parameter's count: 1 for a step a CUDA graph replayed (the counts
+  // live on the host, outside the graph), -1 for the recording, which counted a step that did
+  // not run.
+  void count_recorded_step(int64_t steps = 1);
   // CPU parameters through the multi-tensor path too, to compare it without a GPU.
   void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
 

@@ -445,6 +445,8 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
     BatchResult warm;
     graph_->capture([&] { warm = eager_batch(batch); }, [this] { graph_work(); });
+    auto* recorded = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+    if (recorded && !spec_.options.cuda_graphs_stand_in) recorded->count_recorded_step(-1);
     graph_lrs_ = group_lrs(*spec_.optimizer);
     graph_gradients_.clear();  // kept alive for the replays, whatever the eager steps release
     for (const auto& p : parameters_) graph_gradients_.push_back(p.grad());

@@ -249,3 +249,18 @@ TEST_CASE("float16 with master weights (DLBS's float16) trains a float16 model")
   CHECK(result.batch_ms.size() == 5);
   CHECK((model.module->parameters()[0].scalar_type() == torch::kHalf));
 }
+
+TEST_CASE("Adadelta's step counts stay right when its step is replayed from a graph") {
+  auto spec = engine::test::blob_spec(4, 0, false, 30);
+  spec.model.module->to(kCuda);
+  spec.device = kCuda;
+  spec.optimizer =
+      std::make_shared<train::Adadelta>(spec.model.module->parameters(), train::AdadeltaOptions());
+  spec.optimizer_name = "Adadelta";
+  spec.options.cuda_graphs = true;
+  train::Trainer trainer(spec, {});
+  const auto result = trainer.run();
+  for (auto& [key, state] : spec.optimizer->state()) {
+    CHECK(static_cast<train::AdadeltaParamState&>(*state).step() == result.steps);
+  }
+}
