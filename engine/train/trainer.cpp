@@ -8,6 +8,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <limits>
 
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
@@ -21,6 +22,7 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/data_parallel.hpp"
 #include "engine/train/evaluator.hpp"
+#include "engine/train/optimizer_state_key.hpp"
 #include "engine/train/scheduler.hpp"
 #include "engine/train/sgd.hpp"
 
@@ -303,8 +305,9 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   if (spec_.options.cuda_graphs) {
     if (auto replayed = graphed_batch(batch)) return *replayed;
     // the last replay left its gradients in place (the graph's own memory): an eager backward
-    // must not add to them
+    // must not add to them; and the scale it left on the device is the one to go on with
     release_gradients(*spec_.optimizer);
+    pull_graph_scaler();
   }
   return eager_batch(batch);
 }
@@ -381,6 +384,18 @@ std::vector<double> group_lrs(torch::optim::Optimizer& optimizer) {
 
 }  // namespace
 
+bool Trainer::optimizer_has_state() const {
+  auto& optimizer = *spec_.optimizer;
+  for (auto& group : optimizer.param_groups()) {
+    const auto* sgd = dynamic_cast<const torch::optim::SGDOptions*>(&group.options());
+    if (sgd && sgd->momentum() == 0) continue;  // SGD without momentum keeps none
+    for (const auto& p : group.params()) {
+      if (p.requires_grad() && !optimizer.state().count(optimizer_state_key(p))) return false;
+    }
+  }
+  return true;
+}
+
 void Trainer::check_graphable() const {
   const auto& o = spec_.options;
   std::vector<std::string> why;
@@ -393,7 +408,9 @@ void Trainer::check_graphable() const {
   if (o.clip_grad_norm > 0 || o.clip_grad_value > 0) {
     why.push_back("gradient clipping reads the gradients' norm on the host");
   }
-  if (use_scaler_) why.push_back("float16's loss scaler decides on the host whether to step");
+  if (o.precision == Precision::kFloat16Master) {
+    why.push_back("float16_master copies gradients to float32 masters outside the step");
+  }
   if (o.on_nan != NanPolicy::kError) why.push_back("on_nan = 'skip' reads every loss first");
   if (parallel_) why.push_back("data-parallel training is not recorded yet");
   if (!dynamic_cast<FusedSGD*>(spec_.optimizer.get()) &&
@@ -419,13 +436,103 @@ void Trainer::graph_work() {
     graph_loss_ = (*spec_.loss)(graph_output_, graph_batch_.target);
   }
   AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward outside autocast
+  if (use_scaler_) {
+    graph_scaled_step();
+    return;
+  }
   graph_loss_.backward();
   spec_.optimizer->step();
+}
+
+namespace {
+
+// What an optimizer's step changes besides the parameters: SGD's momentum buffers, Adadelta's
+// running averages (the optimizers a graph records).
+std::vector<torch::Tensor> optimizer_state_tensors(torch::optim::Optimizer& optimizer) {
+  std::vector<torch::Tensor> tensors;
+  for (auto& [key, state] : optimizer.state()) {
+    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(state.get())) {
+      if (sgd->momentum_buffer().defined()) tensors.push_back(sgd->momentum_buffer());
+    } else if (auto* adadelta = dynamic_cast<AdadeltaParamState*>(state.get())) {
+      tensors.push_back(adadelta->square_avg());
+      tensors.push_back(adadelta->acc_delta());
+    }
+  }
+  return tensors;
+}
+
+}  // namespace
+
+// GradScaler::unscale, the step when finite and GradScaler::update, as device operations: the
+// same arithmetic (the scale is a power of two with the default factors, so its float32 copy
+// is exact), with "skip the step" done by putting back what the step changed.
+void Trainer::graph_scaled_step() {
+  (graph_loss_ * graph_scale_).backward();
+  const auto inverse = graph_scale_.reciprocal();
+  auto overflow = torch::zeros({}, graph_scale_.options().dtype(torch::kBool));
+  for (auto& p : stepped_) {
+    auto grad = p.grad();
+    if (!grad.defined()) continue;
+    grad.mul_(inverse);
+    overflow = overflow.logical_or(torch::logical_not(torch::isfinite(grad)).any());
+  }
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> before;
+  for (const auto& t : stepped_) before.emplace_back(t, t.detach().clone());
+  for (const auto& t : optimizer_state_tensors(*spec_.optimizer)) before.emplace_back(t, t.clone());
+  spec_.optimizer->step();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [t, old] : before) t.copy_(torch::where(overflow, old, t));
+  }
+  const auto& scaling = spec_.options.loss_scale;
+  const auto grown = graph_scale_ * scaling.growth_factor;
+  const auto counted = graph_growth_tracker_ + 1;
+  const auto grow = torch::logical_and(torch::logical_not(overflow),
+                                       counted >= static_cast<double>(scaling.growth_interval));
+  const auto within = grown <= static_cast<double>(std::numeric_limits<float>::max());
+  const auto scale =
+      torch::where(overflow, graph_scale_ * scaling.backoff_factor,
+                   torch::where(torch::logical_and(grow, within), grown, graph_scale_));
+  graph_growth_tracker_.copy_(
+      torch::where(torch::logical_or(overflow, grow), torch::zeros_like(counted), counted));
+  graph_scale_.copy_(scale);
+  graph_skipped_.add_(overflow.to(graph_skipped_.scalar_type()));
+}
+
+void Trainer::push_graph_scaler() {
+  if (!use_scaler_ || scaler_on_device_) return;
+  graph_scale_.fill_(scaler_.current_scale());
+  graph_growth_tracker_.fill_(static_cast<double>(scaler_.growth_tracker()));
+  graph_skipped_.zero_();
+  scaler_on_device_ = true;
+}
+
+void Trainer::pull_graph_scaler() {
+  if (!scaler_on_device_) return;
+  scaler_on_device_ = false;
+  const auto read =
+      torch::stack({graph_scale_.to(torch::kFloat64), graph_growth_tracker_.to(torch::kFloat64),
+                    graph_skipped_.to(torch::kFloat64)})
+          .cpu();
+  const double* values = read.data_ptr<double>();
+  scaler_.restore(values[0], static_cast<int64_t>(values[1]));
+  state_.grad_scale = scaler_.current_scale();
+  state_.grad_scale_tracker = scaler_.growth_tracker();
+  const auto skipped = static_cast<int64_t>(values[2]);
+  if (skipped == 0) return;
+  state_.epoch_overflow_skipped += skipped;
+  // the replays counted Adadelta's steps whether or not they were skipped
+  auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+  if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step(-skipped);
+  spdlog::info("gradient overflow: {} recorded step{} skipped by step {}, loss scale now {}",
+               skipped, skipped == 1 ? "" : "s", state_.step,
+               core::number_string(scaler_.current_scale()));
 }
 
 std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
   if (graph_ && (!same_layout(batch, graph_batch_) || group_lrs(*spec_.optimizer) != graph_lrs_)) {
     if (group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
+      pull_graph_scaler();  // the eager step that records it goes on from the device's scale
       graph_gradients_.clear();
       graph_output_ = graph_loss_ = torch::Tensor();
       graph_.reset();
@@ -434,7 +541,9 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     if (graph_) return std::nullopt;  // other shapes (a last, smaller batch): this one eagerly
   }
   if (!graph_) {
-    if (++eager_since_graph_ < kGraphWarmupSteps) return std::nullopt;
+    // recorded only once the optimizer has its state: a step that creates it (SGD's first
+    // momentum step) would be replayed as a first step forever
+    if (++eager_since_graph_ < kGraphWarmupSteps || !optimizer_has_state()) return std::nullopt;
     // record: this batch's own step runs eagerly on the graph's stream first
     graph_batch_ = batch;
     for (auto* t : {&graph_batch_.input, &graph_batch_.target, &graph_batch_.categorical}) {
@@ -442,6 +551,12 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     }
     for (auto& [name, tensor] : graph_batch_.inputs) tensor = tensor.clone();
     graph_ = std::make_unique<core::CudaGraph>(spec_.device, spec_.options.cuda_graphs_stand_in);
+    if (use_scaler_ && !graph_scale_.defined()) {
+      const auto on = torch::TensorOptions().device(spec_.device).dtype(torch::kFloat32);
+      graph_scale_ = torch::zeros({}, on);
+      graph_growth_tracker_ = torch::zeros({}, on);
+      graph_skipped_ = torch::zeros({}, on);
+    }
     release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
     BatchResult warm;
     graph_->capture([&] { warm = eager_batch(batch); }, [this] { graph_work(); });
@@ -460,6 +575,7 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
   if (batch.target.defined()) graph_batch_.target.copy_(batch.target, true);
   if (batch.categorical.defined()) graph_batch_.categorical.copy_(batch.categorical, true);
   for (auto& [name, tensor] : graph_batch_.inputs) tensor.copy_(batch.inputs.at(name), true);
+  push_graph_scaler();
   graph_->replay();
   // what the step's bookkeeping does after an eager step, the gradients left where they are
   auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
@@ -512,6 +628,7 @@ void Trainer::run_batch(const data::Batch& batch) {
 }
 
 void Trainer::settle() {
+  pull_graph_scaler();  // the loss scale and the skipped steps, for the row and the checkpoint
   if (pending_.empty()) return;
   const auto batches = read_pending(pending_);
   for (size_t i = 0; i < batches.size(); ++i) {

@@ -86,7 +86,13 @@ class Trainer : public StepContext {
   // batch) once enough steps ran eagerly; an empty result means the batch runs eagerly.
   std::optional<BatchResult> graphed_batch(const data::Batch& batch);
   void graph_work();  // what the graph records: the built-in step on graph_batch_
+  // With loss scaling: the step recorded with the scaler inside it (unscale, the step undone
+  // where a gradient overflowed, the scale grown or backed off), all on the device.
+  void graph_scaled_step();
+  void push_graph_scaler();  // the host's scale and count to the device, before replays
+  void pull_graph_scaler();  // the device's back to the host (a read), at log steps
   void check_graphable() const;
+  bool optimizer_has_state() const;  // every parameter's, where the optimizer keeps any
   void optimizer_step();
   BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();
@@ -139,6 +145,11 @@ class Trainer : public StepContext {
   std::vector<torch::Tensor> graph_gradients_;
   std::vector<double> graph_lrs_;
   int64_t eager_since_graph_ = 0;
+  // The loss scaler inside the graph: its scale and good-step count as device scalars, and the
+  // steps it skipped since the host last read them (pull_graph_scaler); whether the replays
+  // since then left the host's GradScaler behind.
+  torch::Tensor graph_scale_, graph_growth_tracker_, graph_skipped_;
+  bool scaler_on_device_ = false;
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

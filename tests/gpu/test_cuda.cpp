@@ -214,7 +214,7 @@ std::vector<double> blob_losses_on_gpu(bool graphs, const std::string& precision
 }  // namespace
 
 TEST_CASE("a training run recorded as a CUDA graph follows the eager run") {
-  for (const char* precision : {"float32", "bfloat16"}) {
+  for (const char* precision : {"float32", "bfloat16", "float16"}) {  // float16: scaler inside
     CAPTURE(precision);
     const auto eager = blob_losses_on_gpu(false, precision);
     const auto graphed = blob_losses_on_gpu(true, precision);

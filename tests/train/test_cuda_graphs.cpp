@@ -5,6 +5,8 @@
 // test_gpu compares a recorded run with an eager one.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "engine/core/errors.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/scheduler.hpp"
@@ -62,6 +64,43 @@ TEST_CASE("a recorded step replays the eager run's series, bit for bit") {
     CHECK((eager.series() == graphed.series()));
     CHECK(torch::equal(eager_weights, graphed_weights));
   }
+}
+
+TEST_CASE("the loss scaler recorded in the graph skips, backs off and grows as the eager one") {
+  // bfloat16 with loss scaling forced on (float16 itself needs CUDA): a scale so large that the
+  // first steps overflow and back off, and growth every 4 good steps
+  auto run = [](bool graphs) {
+    auto spec = graph_spec(false);
+    spec.options.precision = train::Precision::kBFloat16;
+    spec.options.loss_scale.enabled = true;
+    spec.options.loss_scale.init_scale = std::ldexp(1.0, 127);
+    // inputs ten times larger: the first layer's scaled gradients overflow float32
+    spec.scheduler = nullptr;
+    spec.optimizer->param_groups()[0].options().set_lr(0.005);
+    auto forward = spec.model.forward;
+    spec.model.forward = [forward](const torch::Tensor& x) { return forward(x * 10); };
+    spec.options.loss_scale.growth_interval = 4;
+    spec.options.cuda_graphs = graphs;
+    spec.options.cuda_graphs_stand_in = graphs;
+    Recorder recorder;
+    train::Trainer(spec, {&recorder}).run();
+    std::vector<double> skipped;
+    for (const auto& row : recorder.rows) {
+      if (row.split == "data") skipped.push_back(row.values.at("overflow_skipped_steps"));
+    }
+    return std::make_tuple(recorder.series(), engine::test::all_weights(spec), skipped);
+  };
+  const auto [eager, eager_weights, eager_skipped] = run(false);
+  const auto [graphed, graphed_weights, graphed_skipped] = run(true);
+  REQUIRE(eager.size() > 10);
+  CHECK((eager == graphed));  // loss_scale is in every train row
+  CHECK(torch::equal(eager_weights, graphed_weights));
+  CHECK(eager_skipped == graphed_skipped);
+  REQUIRE(!eager_skipped.empty());
+  CHECK(eager_skipped[0] > 0);  // the case did overflow
+  double scales_seen = 0;
+  for (const auto& row : eager) scales_seen += std::get<3>(row).count("loss_scale");
+  CHECK(scales_seen > 0);
 }
 
 TEST_CASE("cuda_graphs refuses what it cannot record, saying why") {
