@@ -96,6 +96,13 @@ case "$CASE" in
     expect 2 "unknown model 'resnet9000'" "alexnet, alexnet_owt" -- "$ENGINE" models resnet9000
     ;;
   unknown_set)
+    # a misspelt split would train without validation: an error with the script's line
+    sed 's/      validation = data.mnist/      validaton = data.mnist/' "$FIX/tiny_train.lua" > typo.lua
+    grep -q 'validaton =' typo.lua || fail "the fixture's data table changed"
+    tiny
+    expect 3 "typo.lua:13: unknown key 'validaton' in the table 'data' returns (accepted: train, validation)" -- \
+      "$ENGINE" train typo.lua --set root="$WORK/tiny" --out "$WORK/typo"
+    [ -e "$WORK/typo" ] && fail "a refused script created its output folder"
     expect 2 "unknown hyperparameter 'learning_rate'" "batch_size, epochs, lr, model, root" -- \
       "$ENGINE" train "$FIX/tiny_train.lua" --set learning_rate=1
     expect 2 "'epochs' is a number" -- "$ENGINE" train "$FIX/tiny_train.lua" --set epochs=many

@@ -29,11 +29,12 @@ const char* const kTrainerOptions[] = {
     "accumulate",       "precision",   "loss_scale",     "early_stopping", "on_nan",
     "sync_batchnorm",   "cuda_graphs", "memory_format"};
 
-// The line where `key = ` is first written after `trainer =` (spec.trainer = too) in a script's
+// The line where `key = ` is first written after `field =` (spec.field = too) in a script's
 // text; 0 when it cannot be found.
-int64_t trainer_option_line(const std::string& text, const std::string& key) {
+int64_t field_key_line(const std::string& text, const std::string& field, const std::string& key) {
   std::smatch found;
-  if (key.empty() || !std::regex_search(text, found, std::regex(R"((^|[^A-Za-z0-9_])trainer\s*=)")))
+  if (key.empty() ||
+      !std::regex_search(text, found, std::regex("(^|[^A-Za-z0-9_])" + field + R"(\s*=)")))
     return 0;
   const auto from = static_cast<size_t>(found.position(0));
   const std::string rest = text.substr(from);
@@ -350,6 +351,28 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
   }
 }
 
+// A misspelt split (validaton = ...) would train without validation and say nothing: every key
+// of the table data() returns must be one the trainer reads.
+void TrainScript::check_data_keys(int table) const {
+  lua_State* L = runtime_.state();
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    lua_pop(L, 1);
+    const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a name)";
+    if (key == "train" || key == "validation") continue;
+    lua_pop(L, 1);
+    std::string where = path_;
+    try {
+      const auto bytes = core::read_file(path_);
+      const int64_t line = field_key_line(std::string(bytes.begin(), bytes.end()), "data", key);
+      if (line > 0) where += ":" + std::to_string(line);
+    } catch (const core::Error&) {
+    }
+    throw core::ScriptError(where + ": unknown key '" + key +
+                            "' in the table 'data' returns (accepted: train, validation)");
+  }
+}
+
 void TrainScript::throw_with_trainer_line(const core::Error& error) const {
   // the trainer option the message is about: a misspelt one it quotes, else the first option
   // it names (before any list of the accepted ones)
@@ -378,7 +401,7 @@ void TrainScript::throw_with_trainer_line(const core::Error& error) const {
     text.assign(bytes.begin(), bytes.end());
   } catch (const core::Error&) {
   }
-  const int64_t line = trainer_option_line(text, key);
+  const int64_t line = field_key_line(text, "trainer", key);
   message = path_ + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
   if (dynamic_cast<const core::UsageError*>(&error)) throw core::UsageError(message);
   throw core::ScriptError(message, {}, error.exit_code());
@@ -574,6 +597,7 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
     throw core::ScriptError(path_ +
                             ": 'data' must return a table {train = ..., validation = ...} (got " +
                             type_name(L, -1) + ")");
+  check_data_keys(lua_gettop(L));
   for (const char* split : {"train", "validation"}) {
     raw_get(L, -1, split);
     if (auto* p = test<PipelineBox>(L, -1)) {
