@@ -1,5 +1,7 @@
 #include "engine/core/metric_names.hpp"
 
+#include "engine/core/errors.hpp"
+
 namespace engine::core {
 
 int64_t topk_of(const std::string& name) {
@@ -36,6 +38,18 @@ void declare_direction(const std::string& metric, bool larger) {
 
 std::map<std::string, bool> declared_directions() {
   return declared();
+}
+
+void check_path_name(const std::string& what, const std::string& name) {
+  bool plain = !name.empty() && name != "." && name != "..";
+  for (const char c : name) {
+    if (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) plain = false;
+  }
+  if (!plain) {
+    throw UsageError(what + " '" + name +
+                     "' cannot name a file or an HDF5 dataset: it must not be empty, '.' or "
+                     "'..', nor hold '/', '\\' or control characters");
+  }
 }
 
 }  // namespace engine::core

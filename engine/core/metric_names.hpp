@@ -17,6 +17,11 @@ bool is_class_count_metric(const std::string& name);
 // (declare_direction). "validation.accuracy" is read by its last part.
 bool larger_is_better(const std::string& metric);
 
+// Throws UsageError unless `name` can be a file's or an HDF5 dataset's name as it is: not empty,
+// not "." or "..", no '/', '\\' or control characters. `what` says whose name it is in the
+// message ("metric", "the script's name").
+void check_path_name(const std::string& what, const std::string& name);
+
 // A script's own metric and its direction (metrics = {iou = {fn, mode = 'max'}}), for this
 // process: the trainer's best values, early stopping, keep_best and the reports then agree.
 void declare_direction(const std::string& metric, bool larger);

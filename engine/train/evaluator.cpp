@@ -1,6 +1,7 @@
 #include "engine/train/evaluator.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/batch_forward.hpp"
@@ -31,6 +32,7 @@ bool Evaluator::step() {
 }
 
 void Evaluator::log(const std::map<std::string, double>& values) {
+  for (const auto& [name, value] : values) core::check_path_name("ctx:log's metric", name);
   for (const auto& [name, value] : values) logged_[name] = value;
 }
 

@@ -15,6 +15,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/adadelta.hpp"
@@ -286,6 +287,8 @@ void Trainer::optimizer_step() {
 }
 
 void Trainer::log(const std::map<std::string, double>& values) {
+  // each name becomes a dataset of the run file: refused here, not at the row's write
+  for (const auto& [name, value] : values) core::check_path_name("ctx:log's metric", name);
   for (const auto& [name, value] : values) logged_[name] = value;
 }
 

@@ -103,6 +103,18 @@ case "$CASE" in
     expect 3 "typo.lua:13: unknown key 'validaton' in the table 'data' returns (accepted: train, validation)" -- \
       "$ENGINE" train typo.lua --set root="$WORK/tiny" --out "$WORK/typo"
     [ -e "$WORK/typo" ] && fail "a refused script created its output folder"
+    # names that become paths: the run folder under --out, a metric's dataset
+    sed "s/  name = 'tiny',/  name = '..\/escape',/" "$FIX/tiny_train.lua" > escape.lua
+    grep -q "name = '../escape'" escape.lua || fail "the fixture's name line changed"
+    expect 3 "escape.lua: the script's name '../escape' cannot name a file or an HDF5 dataset" -- \
+      "$ENGINE" train escape.lua --set root="$WORK/tiny" --out "$WORK/inside/runs"
+    [ -e "$WORK/inside" ] || [ -e "$WORK/escape" ] && fail "a refused name wrote something"
+    sed "s|  metrics = {'accuracy'},|  metrics = {'accuracy', ['a/b'] = function(o, t) return 0 end},|" \
+      "$FIX/tiny_train.lua" > slash.lua
+    grep -q "'a/b'" slash.lua || fail "the fixture's metrics line changed"
+    expect 3 "slash.lua: metrics: metric 'a/b' cannot name a file or an HDF5 dataset" -- \
+      "$ENGINE" train slash.lua --set root="$WORK/tiny" --out "$WORK/slash"
+    [ -e "$WORK/slash" ] && fail "a refused metric name created its output folder"
     expect 2 "unknown hyperparameter 'learning_rate'" "batch_size, epochs, lr, model, root" -- \
       "$ENGINE" train "$FIX/tiny_train.lua" --set learning_rate=1
     expect 2 "'epochs' is a number" -- "$ENGINE" train "$FIX/tiny_train.lua" --set epochs=many

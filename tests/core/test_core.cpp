@@ -4,6 +4,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/threads.hpp"
@@ -87,4 +88,18 @@ TEST_CASE("allocator: the engine's CPU allocator aligns, counts and frees tensor
   CHECK(cpu_tensor_bytes() - before < 4096);
   CHECK(resident_bytes() > 0);
   CHECK(peak_resident_bytes() >= resident_bytes());
+}
+
+TEST_CASE("names that become files or HDF5 datasets are checked as written") {
+  for (const char* good : {"accuracy", "val-loss_2", "top5", "iou.mean", "mnist cnn"}) {
+    CHECK_NOTHROW(check_path_name("metric", good));
+  }
+  for (const char* bad : {"", ".", "..", "a/b", "../x", "a\\b", "tab\there"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(check_path_name("metric", bad), UsageError);
+  }
+  CHECK_THROWS_WITH_AS(check_path_name("the script's name", "../x"),
+                       "the script's name '../x' cannot name a file or an HDF5 dataset: it must "
+                       "not be empty, '.' or '..', nor hold '/', '\\' or control characters",
+                       UsageError);
 }

@@ -98,6 +98,14 @@ TrainScript::TrainScript(Runtime& runtime, std::string path)
       throw core::ScriptError(path_ + ": '" + key + "' must be a string (got " + type_name(L, -1) +
                               ")");
     }
+    // the name is the run folder's under --out: nothing may land outside it
+    if (std::string(key) == "name" && lua_type(L, -1) == LUA_TSTRING) {
+      try {
+        core::check_path_name("the script's name", lua_tostring(L, -1));
+      } catch (const core::UsageError& e) {
+        throw core::ScriptError(path_ + ": " + e.what());
+      }
+    }
     lua_pop(L, 1);
   }
   hparams_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -676,6 +684,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
           throw core::ScriptError(path_ + ": metrics." + metric +
                                   " must be a function(output, target) returning a number, or "
                                   "{function, mode = 'max'}");
+        }
+        try {
+          core::check_path_name("metric", metric);  // each becomes a dataset of the run file
+        } catch (const core::UsageError& e) {
+          throw core::ScriptError(path_ + ": metrics: " + e.what());
         }
         spec.custom_metrics.push_back(hooks_->metric(metric, -1));
       }
