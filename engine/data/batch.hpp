@@ -50,13 +50,6 @@ struct Batch {
     for (auto& [name, tensor] : inputs) tensor = tensor.to(device);
   }
 
-  // For a batch of image bytes (scale_bytes): input / 255 in float32, on its device.
-  void scale_bytes_to_float() {
-    if (!scale_bytes) return;
-    input = input.to(torch::kFloat32).div_(255.0);
-    scale_bytes = false;
-  }
-
   int64_t size() const {
     if (!samples.empty()) return static_cast<int64_t>(samples.size());
     return input.defined() ? input.size(0) : 0;

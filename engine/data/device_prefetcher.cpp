@@ -44,8 +44,11 @@ void DevicePrefetcher::read_ahead() {
 }
 
 void DevicePrefetcher::transform(Batch& batch) const {
-  batch.scale_bytes_to_float();
   std::vector<core::Rng> no_random;  // on_any_device transforms draw nothing
+  if (batch.scale_bytes) {  // the bytes to [0, 1] floats, as the source would have given them
+    ToFloat().apply(batch, no_random);
+    batch.scale_bytes = false;
+  }
   for (const auto& t : on_device_) t->apply(batch, no_random);
 }
 

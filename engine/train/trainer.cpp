@@ -533,15 +533,15 @@ void Trainer::pull_graph_scaler() {
 }
 
 std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
-  if (graph_ && (!same_layout(batch, graph_batch_) || group_lrs(*spec_.optimizer) != graph_lrs_)) {
-    if (group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
-      pull_graph_scaler();  // the eager step that records it goes on from the device's scale
-      graph_gradients_.clear();
-      graph_output_ = graph_loss_ = torch::Tensor();
-      graph_.reset();
-      eager_since_graph_ = kGraphWarmupSteps - 1;
-    }
-    if (graph_) return std::nullopt;  // other shapes (a last, smaller batch): this one eagerly
+  if (graph_ && group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
+    pull_graph_scaler();  // the eager step that records it goes on from the device's scale
+    graph_gradients_.clear();
+    graph_output_ = graph_loss_ = torch::Tensor();
+    graph_.reset();
+    eager_since_graph_ = kGraphWarmupSteps - 1;
+  }
+  if (graph_ && !same_layout(batch, graph_batch_)) {
+    return std::nullopt;  // other shapes (a last, smaller batch): this one eagerly
   }
   if (!graph_) {
     // recorded only once the optimizer has its state: a step that creates it (SGD's first
