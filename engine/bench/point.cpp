@@ -187,8 +187,11 @@ PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock
   {
     torch::NoGradGuard no_grad;
     train::AutocastScope autocast(o.precision, o.device);
-    log_probabilities = outputs_log_probabilities(
-        train::forward_batch(model, batch, o.device, train::input_layout(spec.options)));
+    // the model is still float32 here (the trainer makes float16_master's float16 model)
+    auto layout = train::input_layout(spec.options);
+    layout.half = false;
+    log_probabilities =
+        outputs_log_probabilities(train::forward_batch(model, batch, o.device, layout));
   }
   spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
                                                            : nn::Loss::Kind::kCrossEntropy);

@@ -8,6 +8,7 @@
 // core/device_memory.cpp (a definition on every file would make the shared PCH unusable).
 #ifdef ENGINE_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>  // completes the generator state CUDAGraph holds (2.x)
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -16,6 +17,9 @@
 namespace engine::core {
 
 struct CudaGraph::Impl {
+  // built in place: libtorch 2.x's CUDAGraph can be neither copied nor moved
+  Impl(const c10::Device& device, bool stand_in) : device(device), stand_in(stand_in) {}
+
   c10::Device device;
   bool stand_in;
   std::function<void()> work;  // the stand-in's "graph"
@@ -33,7 +37,7 @@ bool CudaGraph::supported() {
 }
 
 CudaGraph::CudaGraph(const c10::Device& device, bool stand_in)
-    : impl_(std::make_unique<Impl>(Impl{device, stand_in, {}})) {
+    : impl_(std::make_unique<Impl>(device, stand_in)) {
   if (stand_in) return;
   if (!device.is_cuda()) {
     throw UsageError("cuda_graphs needs a CUDA device (--device cuda), not " + device.str());

@@ -6,13 +6,21 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <torch/version.h>
 #endif
 
 namespace engine::core {
 namespace {
 
 #ifdef ENGINE_WITH_CUDA
+// The caching allocator's statistics exist once CUDA is initialised, which libtorch does lazily
+// (2.x answers "Invalid device argument" before the first allocation)
 int device_index(const c10::Device& device) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+#else
+  at::globalContext().lazyInitCUDA();
+#endif
   return device.has_index() ? device.index() : c10::cuda::current_device();
 }
 

@@ -46,8 +46,10 @@ void Normalize::normalize(torch::Tensor& x, int64_t channel_dim) const {
         "data.normalize: got uint8 pixels; put data.to_float() before it to scale them to [0, 1]");
   }
   if (!x.is_floating_point()) x = x.to(torch::kFloat32);
-  if (mean_.size() == 1 && x.scalar_type() == torch::kFloat32 && x.is_contiguous()) {
-    // one vectorised pass (gathered batches are fresh tensors, never views of a source)
+  if (mean_.size() == 1 && x.scalar_type() == torch::kFloat32 && x.is_contiguous() &&
+      x.device().is_cpu()) {
+    // one vectorised pass (gathered batches are fresh tensors, never views of a source); a
+    // batch on a GPU (normalised there by the device prefetcher) takes sub_/div_ below
     const auto m = static_cast<float>(mean_[0]), s = static_cast<float>(std_[0]);
     float* p = x.data_ptr<float>();
     for (int64_t i = 0, n = x.numel(); i < n; ++i) p[i] = (p[i] - m) / s;

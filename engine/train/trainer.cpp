@@ -193,7 +193,10 @@ bool Trainer::backward(const torch::Tensor& loss) {
         "backward needs the loss tensor computed from the model's output (it has no gradient)");
   }
   if (deferred_) {
-    batch_loss_tensor_ = loss;  // read with the others at the next log step (settle)
+    // read with the others at the next log step (settle); detached, so that it does not keep
+    // the step's autograd graph alive (a graph kept alive across a CUDA graph's recording
+    // holds AccumulateGrad nodes of another stream, which breaks the capture)
+    batch_loss_tensor_ = loss.detach();
   } else if (!check_loss(loss)) {
     return false;
   }
@@ -419,8 +422,9 @@ void Trainer::check_graphable() const {
   if (!dynamic_cast<FusedSGD*>(spec_.optimizer.get()) &&
       !dynamic_cast<Adadelta*>(spec_.optimizer.get())) {
     why.push_back(spec_.optimizer_name +
-                  " keeps its step count on the host (its bias correction would be recorded "
-                  "as a constant): SGD and Adadelta can be recorded");
+                  " is not one of the engine's multi-tensor optimizers a graph can record (SGD "
+                  "and Adadelta; Adam and AdamW keep their step count on the host, so their bias "
+                  "correction would be recorded as a constant)");
   }
   if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kStep) {
     why.push_back("a per-step schedule changes the learning rate the graph holds every step");
@@ -562,7 +566,12 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     }
     release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
     BatchResult warm;
-    graph_->capture([&] { warm = eager_batch(batch); }, [this] { graph_work(); });
+    graph_->capture(
+        [&] {
+          warm = eager_batch(batch);
+          if (warm.output.defined()) warm.output = warm.output.detach();  // see backward()
+        },
+        [this] { graph_work(); });
     auto* recorded = dynamic_cast<Adadelta*>(spec_.optimizer.get());
     if (recorded && !spec_.options.cuda_graphs_stand_in) recorded->count_recorded_step(-1);
     graph_lrs_ = group_lrs(*spec_.optimizer);

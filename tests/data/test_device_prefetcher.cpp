@@ -105,3 +105,16 @@ TEST_CASE("a pipeline with a transform the device cannot take is read as before"
   REQUIRE(batch);
   CHECK((batch->input.scalar_type() == torch::kFloat32));  // the source's own floats
 }
+
+TEST_CASE("normalize leaves a batch that is not in host memory to tensor operations") {
+  // a batch the prefetcher normalises on a GPU: the host loop over its data would read device
+  // memory (the README job crashed so on CUDA); the meta device stands in for one here
+  std::vector<core::Rng> no_random;
+  for (const auto& mean : {std::vector<double>{0.286}, std::vector<double>{0.4, 0.5, 0.6}}) {
+    data::Batch batch;
+    batch.input = torch::empty({4, 3, 5, 5}, torch::TensorOptions().device(torch::kMeta));
+    data::Normalize(mean, std::vector<double>(mean.size(), 0.35)).apply(batch, no_random);
+    CHECK(batch.input.device().is_meta());
+    CHECK((batch.input.sizes().vec() == std::vector<int64_t>{4, 3, 5, 5}));
+  }
+}

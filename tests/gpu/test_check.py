@@ -103,8 +103,45 @@ def test_table():
             fail('the table lacks\n%s\nin:\n%s' % (line, text))
 
 
+# What engine bench --json and the PyTorch references print (read off the H100 run of
+# 2026-11-26): their own impl, model and dtype keys must not clash with the record's.
+ENGINE_LINE = ('{"impl":"engine","model":"mlp","phase":"training","batch_size":64,"world_size":1,'
+               '"device":"cuda:0","dtype":"float32","batches":50,"p50_ms":0.4271,'
+               '"throughput":145379.4}')
+TORCH_LINES = ('{"impl": "pytorch", "model": "mlp", "dtype": "float32", "mode": "sync", '
+               '"batch_size": 64, "p50_ms": 0.5, "throughput": 120000.0}\n'
+               '{"impl": "pytorch", "model": "mlp", "dtype": "float32", "mode": "pipelined", '
+               '"batch_size": 64, "p50_ms": 0.45, "throughput": 130000.0}')
+
+
+def test_records_from_real_lines():
+    check = load_check()
+    out = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'gpu-check-test-%d' % os.getpid())
+    os.makedirs(out, exist_ok=True)
+    ctx = check.Context(out)
+    ctx.sh = lambda cmd, **kw: (0, TORCH_LINES if 'torch' in ' '.join(cmd) else ENGINE_LINE)
+    check.engine_has_flag = lambda engine, flag: True
+    check.training_pair(ctx, '/engine', 'mlp', 64, 'float32')
+    check.inference(ctx, '/engine')
+    check.cpu_wheel(ctx, '/engine')
+    engine = [r for r in ctx.records if r.get('impl') == 'engine']
+    if len(engine) != 2 + 3 * 3 + 1:  # eager and graphs; 3 models x 3 dtypes; the CPU point
+        fail('engine records: %r' % engine)
+    for r in ctx.records:
+        if r.get('error') or 'throughput' not in r:
+            fail('a record without its figures: %r' % r)
+    text = check.table(ctx.records)
+    line = '| mlp | 64 | float32 | eager | 0.427 | 145379 | 120000 | 1.21 | 130000 | 1.12 |'
+    if line not in text:
+        fail('the table lacks\n%s\nin:\n%s' % (line, text))
+    for name in os.listdir(out):
+        os.remove(os.path.join(out, name))
+    os.rmdir(out)
+
+
 if __name__ == '__main__':
     test_dry_run()
     test_refusals()
     test_table()
-    print('scripts/gpu/check: 3 passed, 0 failed')
+    test_records_from_real_lines()
+    print('scripts/gpu/check: 4 passed, 0 failed')
