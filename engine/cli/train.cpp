@@ -23,22 +23,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Streams the trainer's metric rows and checkpoints into the run file.
+// Streams the trainer's metric rows and checkpoints into the run file, once it is open (the
+// trainer is made and its checkpoint checked before the run file is touched).
 class RunFileObserver : public train::Observer {
  public:
-  explicit RunFileObserver(io::RunWriter& writer) : writer_(writer) {}
+  void attach(io::RunWriter& writer) { writer_ = &writer; }
   void on_metrics(const train::MetricRow& row) override {
-    writer_.append_metrics(row.split, row.step, row.epoch, row.time, row.values);
+    writer().append_metrics(row.split, row.step, row.epoch, row.time, row.values);
   }
-  void on_progress(const train::Progress&) override { writer_.flush_if_due(); }
-  void before_checkpoint(int64_t) override { writer_.flush(); }
+  void on_progress(const train::Progress&) override { writer().flush_if_due(); }
+  void before_checkpoint(int64_t) override { writer().flush(); }
   void on_checkpoint(const std::string& path, int64_t step) override {
-    writer_.record_checkpoint(path, step);
+    writer().record_checkpoint(path, step);
   }
-  void on_checkpoint_removed(const std::string& path) override { writer_.forget_checkpoint(path); }
+  void on_checkpoint_removed(const std::string& path) override { writer().forget_checkpoint(path); }
 
  private:
-  io::RunWriter& writer_;
+  io::RunWriter& writer() {
+    if (!writer_) throw std::logic_error("the run file is not open yet");
+    return *writer_;
+  }
+  io::RunWriter* writer_ = nullptr;
 };
 
 // runs/<name>/<run>.h5 -> runs/<name>/<run>/
@@ -55,6 +60,10 @@ int follow(run::RunContext& context, dist::Group* group) {
     train::Trainer trainer(context.spec(), {}, {}, group);
     if (context.has_checkpoint()) {
       context.about_checkpoint([&] { trainer.resume_from(context.checkpoint()); });
+      if (trainer.finished()) {  // rank 0 says so; every rank has the same state
+        core::reset_interrupt_handlers();
+        return 0;
+      }
     }
     trainer.run();
   } catch (const core::Interrupted& e) {  // rank 0 says it, with the checkpoint to resume from
@@ -122,25 +131,44 @@ int train_command(const std::vector<std::string>& args) {
   if (spec.validation_data) spdlog::info("validation data: {}", spec.validation_data->describe());
   spdlog::debug("model:\n{}", nn::describe_tree(*spec.model.module));
 
-  io::RunWriter* writer =
-      leader ? &context.open_run_file((*flags)["out"].as<std::string>()) : nullptr;
-  if (writer) tell_launcher_run_file(writer->path());
+  // the run file's path is reserved and locked here; nothing is written to it until the
+  // checkpoint has been loaded and checked into the model, optimizer, schedule and data position
+  const std::string out = (*flags)["out"].as<std::string>();
+  const std::string run_path = leader ? context.reserve_run_file(out) : "";
+  if (leader) tell_launcher_run_file(run_path);
   if (spec.options.checkpoint.keep_last > 0) {
-    const std::string folder = writer ? checkpoint_folder(writer->path()) : "";
+    const std::string folder = leader ? checkpoint_folder(run_path) : "";
     spec.options.checkpoint.folder = group ? group->share(folder) : folder;
   }
 
-  if (!writer) return follow(context, group.get());
+  if (!leader) return follow(context, group.get());
   ConsoleObserver console(quiet);
-  RunFileObserver recorder(*writer);
+  RunFileObserver recorder;
+  auto make_trainer = [&] {
+    return std::make_unique<train::Trainer>(
+        spec, std::vector<train::Observer*>{&console, &recorder}, run_path, group.get());
+  };
+  std::unique_ptr<train::Trainer> trainer;
+  if (context.has_checkpoint()) {  // a failure here has changed no file
+    trainer = make_trainer();
+    context.about_checkpoint([&] { trainer->resume_from(context.checkpoint()); });
+    if (trainer->finished()) {
+      std::printf(
+          "%s: already completed at step %lld, nothing to do (a longer run: --epochs or "
+          "--steps); the run file is as it was: %s\n",
+          spec.name.c_str(), static_cast<long long>(trainer->state().step), run_path.c_str());
+      return 0;
+    }
+  }
+  io::RunWriter* writer = &context.open_run_file(out);
+  recorder.attach(*writer);
   train::TrainResult result;
   core::install_interrupt_handlers();
   try {
-    train::Trainer trainer(spec, {&console, &recorder}, writer->path(), group.get());
+    if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
     if (context.has_checkpoint()) {
-      context.about_checkpoint([&] { trainer.resume_from(context.checkpoint()); });
       spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
-                   trainer.state().step, trainer.state().epoch + 1);
+                   trainer->state().step, trainer->state().epoch + 1);
     } else if (group) {
       spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
                    group->size(), context.request().threads, spec.device.str(), context.seed());
@@ -148,7 +176,7 @@ int train_command(const std::vector<std::string>& args) {
       spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
                    context.request().threads, context.seed());
     }
-    result = trainer.run();
+    result = trainer->run();
   } catch (const core::Interrupted& e) {
     core::reset_interrupt_handlers();
     console.finish_line();

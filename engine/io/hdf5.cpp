@@ -140,6 +140,24 @@ void publish_staged_file(hid_t file, const std::string& path) {
   }
 }
 
+Handle open_staged_copy(const std::string& path) {
+  quiet_errors();
+  std::error_code error;
+  std::filesystem::copy_file(path, staged_name(path),
+                             std::filesystem::copy_options::overwrite_existing, error);
+  if (error) {
+    discard_staged_copy(path);
+    throw IoError("cannot copy " + path + " to change it: " + error.message());
+  }
+  return Handle(H5Fopen(staged_name(path).c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose,
+                "open file " + path);
+}
+
+void discard_staged_copy(const std::string& path) noexcept {
+  std::error_code error;
+  std::filesystem::remove(staged_name(path), error);
+}
+
 void remove_stale_staged_files(const std::string& folder) {
   namespace fs = std::filesystem;
   std::error_code error;

@@ -57,6 +57,11 @@ Handle create_file(const std::string& path, bool overwrite = false);
 // a file that nothing can open. Like create_file, refuses a `path` that holds a file already.
 Handle create_staged_file(const std::string& path);
 void publish_staged_file(hid_t file, const std::string& path);
+// An existing file changed as a whole or not at all: a copy under the staged name, opened for
+// writing; publish_staged_file puts it in place of `path` (a reader holding the old file keeps
+// reading it), discard_staged_copy drops it and leaves `path` as it was.
+Handle open_staged_copy(const std::string& path);
+void discard_staged_copy(const std::string& path) noexcept;
 // Removes ".NAME.PID.part" files in `folder` older than a minute: what staging left of a
 // process killed before it published (a staged file lives for milliseconds).
 void remove_stale_staged_files(const std::string& folder);

@@ -1,5 +1,7 @@
 #include "engine/io/run_writer.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,7 +126,22 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
 RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_t>& rows_kept,
                      const std::string& command)
     : path_(path) {
-  file_ = h5::open_file(path, true);
+  // changed in a copy put in its place once every split is cut back: a crash, a damaged
+  // series or a full disk on the way leaves the run file as it was
+  try {
+    continue_in_copy(rows_kept, command);
+  } catch (...) {
+    splits_.clear();  // the datasets, the group, then the file
+    metrics_ = h5::Handle();
+    file_ = h5::Handle();
+    h5::discard_staged_copy(path);
+    throw;
+  }
+}
+
+void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept,
+                                 const std::string& command) {
+  file_ = h5::open_staged_copy(path_);
   const hid_t root = file_.get();
   h5::write_attribute(root, "status", std::string("running"));
   h5::write_attribute(root, "resumed_at", iso_timestamp());
@@ -137,8 +154,39 @@ RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_
     auto it = rows_kept.find(name);
     open_existing_split(name, it == rows_kept.end() ? 0 : it->second);
   }
+  h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
   flush();
+}
+
+void RunWriter::check_continuable(const std::string& path,
+                                  const std::map<std::string, int64_t>& rows_kept) {
+  auto file = h5::open_file_while_written(path);
+  if (!h5::exists(file.get(), "metrics")) {
+    throw core::DataError("run file " + path + ": it has no /metrics group");
+  }
+  auto metrics = h5::open_group(file.get(), "metrics");
+  for (const auto& name : members(metrics.get())) {
+    auto group = h5::open_group(metrics.get(), name);
+    const auto columns = members(group.get());
+    for (const char* needed : {"step", "epoch", "time"}) {
+      if (std::find(columns.begin(), columns.end(), needed) == columns.end()) {
+        throw core::DataError("run file " + path + ": /metrics/" + name + " lacks its " + needed +
+                              " series");
+      }
+    }
+    const auto kept = rows_kept.find(name);
+    const int64_t expected = kept == rows_kept.end() ? 0 : kept->second;
+    for (const auto& column : columns) {
+      auto ds = h5::open_dataset(group.get(), column);
+      const size_t length = h5::series_length(ds.get());
+      if (length < static_cast<size_t>(expected)) {
+        throw core::DataError("run file " + path + ": /metrics/" + name + "/" + column + " has " +
+                              std::to_string(length) + " rows, the checkpoint expects " +
+                              std::to_string(expected) + "; it is not this checkpoint's run file");
+      }
+    }
+  }
 }
 
 void RunWriter::open_existing_split(const std::string& name, int64_t rows_kept) {

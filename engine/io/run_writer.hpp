@@ -58,6 +58,10 @@ class RunWriter {
   // Reopens a run file to continue it from a checkpoint: each split keeps its first
   // rows_kept[split] rows (the rows it had when the checkpoint was written; a split not named
   // keeps none), status goes back to running and the resume is recorded (resumed_at, resumes).
+  // Reads (never writes) the run file a checkpoint would continue: DataError or IoError when it
+  // is damaged, or has fewer rows in a split than the checkpoint expects.
+  static void check_continuable(const std::string& path,
+                                const std::map<std::string, int64_t>& rows_kept);
   RunWriter(const std::string& path, const std::map<std::string, int64_t>& rows_kept,
             const std::string& command);
   ~RunWriter();
@@ -99,6 +103,8 @@ class RunWriter {
     std::map<std::string, double> values;
   };
   Split& split(const std::string& name);
+  void continue_in_copy(const std::map<std::string, int64_t>& rows_kept,
+                        const std::string& command);
   void open_existing_split(const std::string& name, int64_t rows_kept);
   void write_waiting_rows();
   // Throws an IoError once when the path no longer names the file this writer writes (deleted or

@@ -32,6 +32,11 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
     checkpoint_ = about_checkpoint(
         [&] { return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag); });
     info_ = about_checkpoint([&] { return train::read_checkpoint_info(checkpoint_); });
+    // by location: the run file given, or the one beside the checkpoint's folder
+    const fs::path folder = fs::path(checkpoint_).parent_path();
+    run_file_by_location_ = checkpoint_ != request_.checkpoint ? request_.checkpoint
+                            : folder.has_filename()            ? folder.string() + ".h5"
+                                                               : "";
   }
   session_ = std::make_unique<lua::Session>(request_.lua);
   script_ = session_->train_script(request_.script);
@@ -69,7 +74,14 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
   }
 }
 
-RunContext::~RunContext() = default;
+RunContext::~RunContext() {
+  // a new run file's name reserved (an empty file) but never opened: the command failed first
+  if (run_file_ || continuing_ || run_path_.empty()) return;
+  std::error_code ec;
+  if (fs::is_regular_file(run_path_, ec) && fs::file_size(run_path_, ec) == 0 && !ec) {
+    fs::remove(run_path_, ec);
+  }
+}
 
 std::string RunContext::checkpoint_origin() const {
   std::string origin = request_.checkpoint_flag + " " + request_.checkpoint;
@@ -115,24 +127,40 @@ io::RunInfo RunContext::run_info() const {
   return info;
 }
 
-io::RunWriter& RunContext::open_run_file(const std::string& root, const std::string& suffix) {
-  if (run_file_) throw std::logic_error("the run file is opened once");
+const std::string& RunContext::reserve_run_file(const std::string& root,
+                                                const std::string& suffix) {
+  if (!run_path_.empty()) return run_path_;
   const bool resuming = has_checkpoint() && use_ == CheckpointUse::kResume;
-  if (resuming && fs::is_regular_file(info_.run_file)) {
+  if (resuming && !run_file_by_location_.empty() && fs::is_regular_file(run_file_by_location_)) {
+    lock_ = std::make_unique<core::RunLock>(run_file_by_location_, checkpoint_origin());
     try {
-      run_file_ = std::make_unique<io::RunWriter>(info_.run_file, info_.rows, request_.command);
-    } catch (const core::Error& e) {  // a file damaged by the crash: keep it, start another
-      spdlog::warn("cannot continue the run file {} ({}); the resumed run gets a new one",
-                   info_.run_file, e.what());
+      io::RunWriter::check_continuable(run_file_by_location_, info_.rows);
+      run_path_ = run_file_by_location_;
+      continuing_ = true;
+      return run_path_;
+    } catch (const core::Error& e) {  // damaged (by a crash, a full disk): kept as it is
+      spdlog::warn(
+          "cannot continue the run file {} ({}); it is left as it is and the resumed "
+          "run gets a new one",
+          run_file_by_location_, e.what());
+      lock_.reset();
     }
   } else if (resuming) {
-    spdlog::warn("the checkpoint's run file {} is missing; the resumed run gets a new one",
-                 info_.run_file);
+    spdlog::warn(
+        "{}: no run file {} beside the checkpoint's folder; the resumed run gets a new one",
+        checkpoint_origin(), run_file_by_location_.empty() ? "(none)" : run_file_by_location_);
   }
-  if (!run_file_) {
-    run_file_ = std::make_unique<io::RunWriter>(
-        io::RunWriter::new_run_path(root, spec_.name + suffix), run_info());
-  }
+  run_path_ = io::RunWriter::new_run_path(root, spec_.name + suffix);
+  lock_ = std::make_unique<core::RunLock>(run_path_, "the run file " + run_path_);
+  return run_path_;
+}
+
+io::RunWriter& RunContext::open_run_file(const std::string& root, const std::string& suffix) {
+  if (run_file_) throw std::logic_error("the run file is opened once");
+  reserve_run_file(root, suffix);
+  // continued in a copy put in its place: a failure here (a full disk) leaves it as it was
+  run_file_ = continuing_ ? std::make_unique<io::RunWriter>(run_path_, info_.rows, request_.command)
+                          : std::make_unique<io::RunWriter>(run_path_, run_info());
   run_file_->write_hparams(script_->hparams());
   return *run_file_;
 }

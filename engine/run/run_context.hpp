@@ -14,6 +14,7 @@
 
 #include "engine/core/device_settings.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/run_lock.hpp"
 #include "engine/dist/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/session.hpp"
@@ -65,9 +66,16 @@ class RunContext {
   template <typename Fn>
   auto about_checkpoint(Fn&& fn) const -> decltype(fn());
 
-  // The run file, opened once: a resumed training run continues its checkpoint's run file when
-  // it is there and readable; otherwise a new one, root/<name><suffix>/<time>.h5. The
-  // hyperparameters in use are written to it.
+  // The run file's path, decided once and locked for this process (core::RunLock; a run another
+  // live process holds is a UsageError naming it): a resumed training run continues the run
+  // file the path the user gave belongs to, found by location (the run file given, or the one
+  // beside a checkpoint's folder: runs/<name>/<run>.h5 for runs/<name>/<run>/ckpt-N.h5), never
+  // the path recorded in the checkpoint; otherwise (none there) a new one,
+  // root/<name><suffix>/<time>.h5. Nothing is written to an existing run file here.
+  const std::string& reserve_run_file(const std::string& root, const std::string& suffix = "");
+  // The run file reserved above (reserving it first if not yet), opened: a resumed run's is cut
+  // back to the checkpoint's rows in a copy put in its place (crash-safe), or, when it is
+  // damaged, left as it is and a new one started. The hyperparameters in use are written to it.
   io::RunWriter& open_run_file(const std::string& root, const std::string& suffix = "");
   io::RunWriter& run_file();
 
@@ -83,6 +91,10 @@ class RunContext {
   std::unique_ptr<lua::Session> session_;     // outlives the script
   std::unique_ptr<lua::TrainScript> script_;  // outlives the spec, whose hooks call into it
   train::TrainSpec spec_;
+  std::string run_file_by_location_;  // a resumed run's own run file, where it should be
+  std::string run_path_;              // reserved: continued (continuing_) or new
+  bool continuing_ = false;
+  std::unique_ptr<core::RunLock> lock_;
   std::unique_ptr<io::RunWriter> run_file_;
   int world_size_ = 1;
 };

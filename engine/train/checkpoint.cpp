@@ -528,16 +528,16 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   if (!h5::has_attribute(group.get(), "latest")) {
     throw core::DataError(flag + " " + path + ": the run wrote no checkpoint yet");
   }
-  std::string latest = h5::read_string_attribute(group.get(), "latest");
-  if (!fs::exists(latest)) {
-    // the runs folder moved: look beside the run file, in its own folder
-    const fs::path beside =
-        fs::path(path).parent_path() / fs::path(path).stem() / fs::path(latest).filename();
-    if (!fs::exists(beside)) {
-      throw core::DataError(flag + " " + path + ": its latest checkpoint " + latest +
-                            " is missing");
-    }
-    latest = beside.string();
+  // found by location, never by the path recorded: the run file's own checkpoint folder
+  // (runs/<name>/<run>/ beside runs/<name>/<run>.h5), so that a copied run folder continues
+  // from its own files and a moved one from where it is now
+  const std::string recorded = h5::read_string_attribute(group.get(), "latest");
+  const fs::path folder = fs::path(path).parent_path() / fs::path(path).stem();
+  const std::string latest = (folder / fs::path(recorded).filename()).string();
+  if (!fs::is_regular_file(latest)) {
+    throw core::DataError(flag + " " + path + ": its latest checkpoint " +
+                          fs::path(recorded).filename().string() + " is missing from " +
+                          folder.string());
   }
   return latest;
 }

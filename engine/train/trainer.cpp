@@ -162,6 +162,21 @@ void Trainer::resume_from(const std::string& checkpoint_path) {
   elapsed_before_ = state_.elapsed;
   last_checkpoint_ = checkpoint_path;
   for (const auto& [name, value] : state_.last_validation) best_validation_[name] = value;
+  // the paths the checkpoint recorded are where the run was written; its files are now beside
+  // the checkpoint read, and the keep policy must act on those, never on the original's
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(checkpoint_path).parent_path();
+  auto beside = [&](const std::string& recorded) {
+    return recorded.empty() ? recorded : (folder / fs::path(recorded).filename()).string();
+  };
+  for (auto& kept : state_.checkpoints) kept = beside(kept);
+  state_.best_checkpoint = beside(state_.best_checkpoint);
+}
+
+bool Trainer::finished() const {
+  const auto& es = spec_.options.early_stopping;
+  return state_.step >= total_steps_ || state_.epoch >= epochs_ ||
+         (es && state_.early_stopping.stale >= es->patience);
 }
 
 void Trainer::emit(const MetricRow& row) {
@@ -949,6 +964,19 @@ void Trainer::watch_metrics() {
   }
 }
 
+namespace {
+
+bool inside_folder(const std::string& file, const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto parent = fs::weakly_canonical(fs::path(file).parent_path(), ec);
+  if (ec) return false;
+  const auto own = fs::weakly_canonical(fs::path(folder), ec);
+  return !ec && parent == own;
+}
+
+}  // namespace
+
 void Trainer::checkpoint() {
   settle();  // the window's sums go into the checkpoint; a non-finite loss must not
   namespace fs = std::filesystem;
@@ -994,7 +1022,8 @@ void Trainer::checkpoint() {
   last_checkpoint_ = path;
   for (auto* obs : observers_) obs->on_checkpoint(path, state_.step);
   for (const auto& d : doomed) {
-    if (d == path || !writer) continue;
+    // only this run's own files: never a checkpoint outside its folder
+    if (d == path || !writer || !inside_folder(d, policy.folder)) continue;
     fs::remove(d, ec);
     for (auto* obs : observers_) obs->on_checkpoint_removed(d);
   }

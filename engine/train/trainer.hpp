@@ -51,7 +51,12 @@ class Trainer : public StepContext {
           dist::Group* group = nullptr);
   ~Trainer() override;
   // Restores a checkpoint of this script's run: the next run() goes on where it was written.
+  // The run's checkpoints recorded in it are taken as the files beside checkpoint_path, wherever
+  // the run's folder is now (a copied or moved run keeps to its own files).
   void resume_from(const std::string& checkpoint_path);
+  // Whether run() has nothing left to do: the run's steps or epochs reached (a completed run
+  // resumed without a longer --epochs or --steps), or early stopping already decided.
+  bool finished() const;
   TrainResult run();
   // Runs the whole validation split once through an Evaluator; averages per sample.
   std::map<std::string, double> validate();

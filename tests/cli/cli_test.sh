@@ -209,6 +209,66 @@ $b"
       [ -n "$x" ] && [ "$x" = "$y" ] || fail "math.random's draws $d differ after resuming"
     done
     ;;
+  resume_identity)
+    # --resume continues the run the path given belongs to, found by location; it checks
+    # everything before it changes anything; a live run is refused; the files of every other
+    # run stay as they were (issue 40, items 1 and 2)
+    tiny
+    fingerprint() { (cd "$1" && find . -type f ! -name '*.lock' | sort | xargs md5sum); }
+    expect 0 "epoch 2 done" -- "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --out "$WORK/orig" --threads 1
+    run=$(ls "$WORK"/orig/tiny/*.h5); base=$(basename "$run" .h5)
+    before=$(fingerprint "$WORK/orig")
+    # a completed run resumed as it is: nothing to do, nothing changed
+    expect 0 "already completed at step" "the run file is as it was" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --resume "$run"
+    [ "$(fingerprint "$WORK/orig")" = "$before" ] || fail "resuming a completed run changed it"
+    # a copy of the run's folder continues the copy; the original stays as it was
+    cp -a "$WORK/orig" "$WORK/copy"
+    copy=$WORK/copy/tiny/$base.h5
+    expect 0 "resuming 'tiny'" "epoch 3 done" -- "$ENGINE" train "$FIX/tiny_train.lua" \
+      --resume "$copy" --epochs 3 --threads 1
+    [ "$(fingerprint "$WORK/orig")" = "$before" ] || fail "resuming a copy changed the original"
+    h5dump -a /resumes "$copy" | grep -q '(0): 1' || fail "the copy does not record its resume"
+    [ "$(numbers "$copy" /metrics/validation/step | wc -l)" -gt \
+      "$(numbers "$run" /metrics/validation/step | wc -l)" ] || fail "the copy did not go on"
+    # a moved folder goes on where it is now, in its own run file, with no new one anywhere
+    mv "$WORK/copy" "$WORK/moved"
+    moved=$WORK/moved/tiny/$base.h5
+    expect 0 "resuming 'tiny'" "epoch 4 done" -- "$ENGINE" train "$FIX/tiny_train.lua" \
+      --resume "$moved" --epochs 4 --threads 1
+    [ ! -e "$WORK/copy" ] && [ ! -e "$WORK/runs" ] || fail "the moved run went on elsewhere"
+    [ "$(ls "$WORK"/moved/tiny/*.h5 | wc -l)" = 1 ] || fail "a second run file beside the moved one"
+    h5dump -a /resumes "$moved" | grep -q '(0): 2' || fail "the moved run does not record its resume"
+    # a checkpoint given: the run file beside its folder
+    ckpt=$(ls "$WORK"/moved/tiny/"$base"/ckpt-*.h5 | sort -V | tail -1)
+    expect 0 "already completed at step" -- "$ENGINE" train "$FIX/tiny_train.lua" \
+      --resume "$ckpt" --epochs 4
+    # a resume that fails (the checkpoint does not fit the model) has changed no file
+    before=$(fingerprint "$WORK/moved")
+    expect 4 "--resume $moved" -- "$ENGINE" train "$FIX/tiny_train.lua" --resume "$moved" \
+      --epochs 5 --set model=mnist_cnn
+    [ "$(fingerprint "$WORK/moved")" = "$before" ] || fail "a failed resume changed the run's files"
+    # a reader holding HDF5's lock on the run file (as h5py does) does not send the run elsewhere
+    expect 0 "epoch 5 done" -- flock -s "$moved" "$ENGINE" train "$FIX/tiny_train.lua" \
+      --resume "$moved" --epochs 5 --threads 1
+    [ "$(ls "$WORK"/moved/tiny/*.h5 | wc -l)" = 1 ] || fail "a reader made the run write elsewhere"
+    # a run still training is refused, naming its process; its lock dies with it
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.05 \
+      --out "$WORK/live" --threads 1 > live.txt 2>&1 &
+    pid=$!
+    until ls "$WORK"/live/resume/*/ckpt-2.h5 >/dev/null 2>&1; do
+      kill -0 $pid 2>/dev/null || fail "the live run ended early: $(cat live.txt)"
+      sleep 0.1
+    done
+    live=$(ls "$WORK"/live/resume/*.h5)
+    expect 2 "the run is in use by process $pid on $(hostname)" -- \
+      "$ENGINE" train "$FIX/resume_train.lua" --resume "$live"
+    kill -KILL $pid; wait $pid 2>/dev/null
+    expect 0 "resuming 'resume'" "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" \
+      --resume "$live" --set delay=0 --threads 1
+    [ "$(ls "$WORK"/live/resume/*.h5 | wc -l)" = 1 ] || fail "the killed run went on in a new file"
+    ;;
   interrupt)
     # SIGINT: checkpoint, status interrupted, exit 130; then --resume finishes the run
     tiny
@@ -976,8 +1036,10 @@ LUA
       rows=$(h5dump -H -d /metrics/train/step "$run" 2>/dev/null | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' | grep -o '[0-9]*$')
       echo "run killed at $ms ms: ${rows:-0} training rows"
       if h5dump -a /checkpoints/latest "$run" >/dev/null 2>&1; then
+        # five steps past its latest checkpoint (a length it has reached: nothing to do)
+        at=$(h5dump -a /checkpoints/latest "$run" | grep -o 'ckpt-[0-9]*' | grep -o '[0-9]*$')
         expect 0 "resuming 'crash' from" "finished" -- "$ENGINE" train "$FIX/crash_train.lua" \
-          --resume "$run" --set epochs=1 --threads 1
+          --resume "$run" --steps $((at + 5)) --threads 1
         check_lengths "$run"
       fi
     done

@@ -6,11 +6,25 @@
 #include <thread>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;
+
+namespace {
+
+// Files named with a leading dot: the staged files of a new or continued run file.
+int hidden_files_in(const std::filesystem::path& folder) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    n += entry.path().filename().string()[0] == '.';
+  }
+  return n;
+}
+
+}  // namespace
 
 TEST_CASE("a run file holds attributes, script, hparams and metric series") {
   const auto dir = test::scratch_dir("runfile");
@@ -104,13 +118,7 @@ TEST_CASE("a new run file appears whole: staged under a hidden name, then rename
   const auto dir = test::scratch_dir("runfile-staged");
   const auto path = io::RunWriter::new_run_path(dir, "staged");
   const auto folder = fs::path(path).parent_path();
-  auto hidden_files = [&] {
-    int n = 0;
-    for (const auto& entry : fs::directory_iterator(folder)) {
-      n += entry.path().filename().string()[0] == '.';
-    }
-    return n;
-  };
+  auto hidden_files = [&] { return hidden_files_in(folder); };
   CHECK(fs::file_size(path) == 0);  // the reservation
   {
     auto file = io::h5::create_staged_file(path);
@@ -135,4 +143,41 @@ TEST_CASE("a new run file appears whole: staged under a hidden name, then rename
   io::RunWriter::new_run_path(dir, "staged");
   CHECK_FALSE(fs::exists(stale));
   CHECK(fs::exists(fresh));
+}
+
+TEST_CASE("a run file continued from a checkpoint is cut back in a copy that replaces it whole") {
+  namespace fs = std::filesystem;
+  const auto dir = test::scratch_dir("runfile-continue");
+  const auto path = io::RunWriter::new_run_path(dir, "continued");
+  {
+    io::RunWriter w(path, io::RunInfo{});
+    for (int step = 1; step <= 4; ++step) w.append_metrics("train", step, 0.1, 0.1, {{"loss", 1}});
+    w.append_metrics("validation", 4, 0.4, 0.4, {{"loss", 2}});
+    w.finish("completed");
+  }
+  const auto folder = fs::path(path).parent_path();
+  auto hidden_files = [&] { return hidden_files_in(folder); };
+  const auto before = core::read_file(path);
+  // a checkpoint that expects more rows than the file has: nothing is changed, no copy is left
+  io::RunWriter::check_continuable(path, {{"train", 4}, {"validation", 1}});
+  CHECK_THROWS_AS(io::RunWriter::check_continuable(path, {{"train", 9}}), core::DataError);
+  CHECK_THROWS_AS(io::RunWriter(path, {{"train", 9}}, "engine train --resume"), core::DataError);
+  CHECK(core::read_file(path) == before);
+  CHECK(hidden_files() == 0);
+  // a reader holding the file keeps what it had; the name gets the file cut back
+  auto reader = io::h5::open_file_while_written(path);
+  {
+    io::RunWriter w(path, {{"train", 2}}, "engine train --resume");
+    w.append_metrics("train", 3, 0.3, 0.3, {{"loss", 0.5}});
+    w.finish("completed");
+  }
+  CHECK(hidden_files() == 0);
+  auto old_train = io::h5::open_group(reader.get(), "metrics/train");
+  CHECK(io::h5::read_doubles(old_train.get(), "step").size() == 4);
+  auto file = io::h5::open_file(path, false);
+  auto train = io::h5::open_group(file.get(), "metrics/train");
+  CHECK(io::h5::read_doubles(train.get(), "step") == std::vector<double>{1, 2, 3});
+  auto validation = io::h5::open_group(file.get(), "metrics/validation");
+  CHECK(io::h5::read_doubles(validation.get(), "step").empty());  // kept none
+  CHECK(io::h5::read_int_attribute(file.get(), "resumes") == 1);
 }
