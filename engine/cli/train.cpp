@@ -46,6 +46,32 @@ class RunFileObserver : public train::Observer {
   io::RunWriter* writer_ = nullptr;
 };
 
+// A word as the shell takes it back: quoted when it holds anything but plain path characters.
+std::string shell_word(const std::string& word) {
+  const bool plain =
+      !word.empty() && word.find_first_not_of(
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
+                           "klmnopqrstuvwxyz0123456789_./:=+-,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that resumes this run exactly: the checkpoint holds the hyperparameters (--set
+// included) and the seed; the thread count, the device and the GPU backends' settings given
+// are what else a bit-identical continuation needs.
+std::string resume_command(const run::RunRequest& request, const std::string& run_file) {
+  std::string command = "engine train " + shell_word(request.script) + " --resume " +
+                        shell_word(run_file) + " --threads " + std::to_string(request.threads);
+  if (request.device != "cpu") command += " --device " + shell_word(request.device);
+  if (!request.device_settings.cudnn_benchmark) command += " --cudnn_benchmark false";
+  if (request.device_settings.tf32) {
+    command += std::string(" --tf32 ") + (*request.device_settings.tf32 ? "true" : "false");
+  }
+  return command;
+}
+
 // runs/<name>/<run>.h5 -> runs/<name>/<run>/
 std::string checkpoint_folder(const std::string& run_file) {
   const fs::path p(run_file);
@@ -84,7 +110,9 @@ int train_command(const std::vector<std::string>& args) {
                            "Train the model a script declares; results go to an HDF5 run file.");
   options.add_options()(
       "resume",
-      "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5)",
+      "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5); "
+      "auto: the newest run of this script under --out (a completed one is left as it is), "
+      "or a new one where there is none to go on with",
       cxxopts::value<std::string>())(
       "epochs",
       "train this many epochs, whatever the script's trainer says (a resumed run goes on to it)",
@@ -103,6 +131,7 @@ int train_command(const std::vector<std::string>& args) {
   // --resume: the checkpoint decides the hyperparameters, the seed and the run file
   if (flags->count("resume")) {
     request.checkpoint = (*flags)["resume"].as<std::string>();
+    request.runs_root = (*flags)["out"].as<std::string>();
     request.checkpoint_flag = "--resume";
   }
   if (flags->count("epochs")) {
@@ -182,8 +211,8 @@ int train_command(const std::vector<std::string>& args) {
     console.finish_line();
     writer->write_stop_reason(e.what());
     writer->finish("interrupted");
-    std::fprintf(stderr, "run file (interrupted): %s\nresume with: engine train %s --resume %s\n",
-                 writer->path().c_str(), context.request().script.c_str(), writer->path().c_str());
+    std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer->path().c_str(),
+                 resume_command(context.request(), writer->path()).c_str());
     throw;
   } catch (const std::exception& e) {
     core::reset_interrupt_handlers();

@@ -32,6 +32,7 @@ void install_interrupt_handlers() {
   action.sa_flags = SA_RESTART;  // a read interrupted by the signal goes on
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);  // the terminal or ssh session closed: as SIGTERM
 }
 
 int pending_interrupt() {
@@ -42,6 +43,7 @@ void reset_interrupt_handlers() {
   received = 0;
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGHUP, SIG_DFL);
 }
 
 }  // namespace engine::core

@@ -124,12 +124,12 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
 }
 
 RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_t>& rows_kept,
-                     const std::string& command)
+                     const std::string& command, const Segment& segment)
     : path_(path) {
   // changed in a copy put in its place once every split is cut back: a crash, a damaged
   // series or a full disk on the way leaves the run file as it was
   try {
-    continue_in_copy(rows_kept, command);
+    continue_in_copy(rows_kept, command, segment);
   } catch (...) {
     splits_.clear();  // the datasets, the group, then the file
     metrics_ = h5::Handle();
@@ -140,7 +140,7 @@ RunWriter::RunWriter(const std::string& path, const std::map<std::string, int64_
 }
 
 void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept,
-                                 const std::string& command) {
+                                 const std::string& command, const Segment& segment) {
   file_ = h5::open_staged_copy(path_);
   const hid_t root = file_.get();
   h5::write_attribute(root, "status", std::string("running"));
@@ -149,6 +149,12 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
   const int64_t resumes =
       h5::has_attribute(root, "resumes") ? h5::read_int_attribute(root, "resumes") : 0;
   h5::write_attribute(root, "resumes", resumes + 1);
+  if (segment.threads > 0) {
+    const std::string prefix = "resume_" + std::to_string(resumes + 1) + "_";
+    h5::write_attribute(root, prefix + "threads", segment.threads);
+    h5::write_attribute(root, prefix + "device", segment.device);
+    h5::write_attribute(root, prefix + "step", segment.step);
+  }
   metrics_ = h5::require_group(root, "metrics");
   for (const auto& name : members(metrics_.get())) {
     auto it = rows_kept.find(name);
@@ -157,6 +163,27 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
   flush();
+}
+
+RunWriter::Segment RunWriter::latest_segment(const std::string& path) {
+  auto file = h5::open_file_while_written(path);
+  const hid_t root = file.get();
+  Segment segment;
+  const int64_t resumes =
+      h5::has_attribute(root, "resumes") ? h5::read_int_attribute(root, "resumes") : 0;
+  for (int64_t n = resumes; n >= 0; --n) {  // the latest one recorded
+    const std::string prefix = n > 0 ? "resume_" + std::to_string(n) + "_" : "";
+    if (!h5::has_attribute(root, prefix + "threads")) continue;
+    segment.threads = h5::read_int_attribute(root, prefix + "threads");
+    if (h5::has_attribute(root, prefix + "device")) {
+      segment.device = h5::read_string_attribute(root, prefix + "device");
+    }
+    if (n > 0 && h5::has_attribute(root, prefix + "step")) {
+      segment.step = h5::read_int_attribute(root, prefix + "step");
+    }
+    break;
+  }
+  return segment;
 }
 
 void RunWriter::check_continuable(const std::string& path,

@@ -49,21 +49,35 @@ struct FlushPolicy {
 // result file, which h5::create_file then takes over. An IoError when it cannot be created.
 bool reserve_new_file(const std::string& path);
 
+// What one stretch of a run (its start, or a resume) was trained with: what exactness needs.
+// (Outside RunWriter: a nested struct with member initializers cannot be a default argument of
+// its enclosing class's constructor.)
+struct RunSegment {
+  int64_t threads = 0;  // 0: not known (a file from before segments were recorded)
+  std::string device;
+  int64_t step = 0;  // the step it began at
+};
+
 class RunWriter {
  public:
   // runs/<name>/<YYYYmmdd-HHMMSS>[-<n>].h5 under root; creates the folders. Never reuses a path.
   static std::string new_run_path(const std::string& root, const std::string& name);
 
   RunWriter(const std::string& path, const RunInfo& info);
-  // Reopens a run file to continue it from a checkpoint: each split keeps its first
-  // rows_kept[split] rows (the rows it had when the checkpoint was written; a split not named
-  // keeps none), status goes back to running and the resume is recorded (resumed_at, resumes).
+  using Segment = RunSegment;
+  // The latest segment of a run file: its last resume's, else the run's own start.
+  static Segment latest_segment(const std::string& path);
   // Reads (never writes) the run file a checkpoint would continue: DataError or IoError when it
   // is damaged, or has fewer rows in a split than the checkpoint expects.
   static void check_continuable(const std::string& path,
                                 const std::map<std::string, int64_t>& rows_kept);
+  // Reopens a run file to continue it from a checkpoint: each split keeps its first
+  // rows_kept[split] rows (the rows it had when the checkpoint was written; a split not named
+  // keeps none), status goes back to running and the resume is recorded (resumed_at, resumes;
+  // the segment as resume_<N>_threads, resume_<N>_device and resume_<N>_step, N = resumes,
+  // when segment.threads is known). Changed in a copy that replaces the file once done.
   RunWriter(const std::string& path, const std::map<std::string, int64_t>& rows_kept,
-            const std::string& command);
+            const std::string& command, const Segment& segment = {});
   ~RunWriter();
   RunWriter(const RunWriter&) = delete;
   RunWriter& operator=(const RunWriter&) = delete;
@@ -103,8 +117,8 @@ class RunWriter {
     std::map<std::string, double> values;
   };
   Split& split(const std::string& name);
-  void continue_in_copy(const std::map<std::string, int64_t>& rows_kept,
-                        const std::string& command);
+  void continue_in_copy(const std::map<std::string, int64_t>& rows_kept, const std::string& command,
+                        const Segment& segment);
   void open_existing_split(const std::string& name, int64_t rows_kept);
   void write_waiting_rows();
   // Throws an IoError once when the path no longer names the file this writer writes (deleted or

@@ -2,20 +2,53 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
+#include "engine/io/result_file.hpp"
 
 namespace engine::run {
 namespace {
 
 namespace fs = std::filesystem;
+
+// --resume auto: the newest run file of the script under root (by the time last written)
+// decides. One not completed goes on when it has a checkpoint; without one, a new run starts
+// and it is left as it is. A completed one is named too: engine train then says it is done, so
+// that a fixed command restarted after its run completed does not train again.
+std::string auto_resume_target(const std::string& root, const std::string& name) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, std::string>> runs;
+  for (const auto& entry : fs::directory_iterator(fs::path(root) / name, ec)) {
+    if (!entry.is_regular_file(ec) || entry.path().extension() != ".h5") continue;
+    runs.emplace_back(fs::last_write_time(entry.path(), ec), entry.path().string());
+  }
+  std::sort(runs.begin(), runs.end(), std::greater<>());
+  for (const auto& [written, path] : runs) {
+    io::RunFile run;
+    try {
+      run = io::read_run_file(path);
+    } catch (const core::Error& e) {  // an empty reservation, a damaged file: not a run
+      spdlog::debug("--resume auto: {} skipped ({})", path, e.what());
+      continue;
+    }
+    if (run.status() != "completed" && run.latest_checkpoint.empty()) {
+      spdlog::info("--resume auto: the newest run {} has no checkpoint: it is left as it is", path);
+      return {};
+    }
+    return path;
+  }
+  return {};
+}
 
 uint64_t fresh_seed() {
   return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
@@ -28,6 +61,22 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
     : request_(std::move(request)), use_(use), world_size_(group ? group->size() : 1) {
   const torch::Device device = core::parse_device(request_.device);
   core::apply_device_settings(request_.device_settings);
+  session_ = std::make_unique<lua::Session>(request_.lua);
+  script_ = session_->train_script(request_.script);
+  if (request_.checkpoint == "auto" && request_.checkpoint_flag == "--resume") {
+    // rank 0 looks; every rank goes on with what it found
+    std::string target = !group || group->leader()
+                             ? auto_resume_target(request_.runs_root, script_->name())
+                             : std::string();
+    if (group) target = group->share(target);
+    if (target.empty()) {
+      spdlog::info("--resume auto: no run of '{}' under {} to go on with; starting one",
+                   script_->name(), request_.runs_root);
+    } else {
+      spdlog::info("--resume auto: going on with {}", target);
+    }
+    request_.checkpoint = target;
+  }
   if (!request_.checkpoint.empty()) {
     checkpoint_ = about_checkpoint(
         [&] { return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag); });
@@ -38,15 +87,25 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
                             : folder.has_filename()            ? folder.string() + ".h5"
                                                                : "";
   }
-  session_ = std::make_unique<lua::Session>(request_.lua);
-  script_ = session_->train_script(request_.script);
   if (has_checkpoint()) script_->set_hparams(info_.hparams, checkpoint_origin(), info_.name);
   if (!request_.overrides.empty()) {
-    if (has_checkpoint() && use_ == CheckpointUse::kResume) {
-      spdlog::warn(
-          "--set changes hyperparameters of a resumed run; its run file records the new values");
-    }
+    const auto before = script_->hparams();
     script_->apply_overrides(request_.overrides);
+    if (has_checkpoint() && use_ == CheckpointUse::kResume) {
+      // said only for values that differ: a fixed command restarted (--resume auto) repeats
+      // the --set its run began with
+      std::vector<std::string> changed;
+      for (const auto& [key, value] : script_->hparams()) {
+        const auto was = before.find(key);
+        if (was == before.end() || was->second != value) changed.push_back(key);
+      }
+      if (!changed.empty()) {
+        spdlog::warn(
+            "--set changes hyperparameters of a resumed run ({}); its run file records "
+            "the new values",
+            core::join(changed, ", "));
+      }
+    }
   }
   if (has_checkpoint()) {
     if (request_.seed && *request_.seed != info_.seed) {
@@ -137,6 +196,7 @@ const std::string& RunContext::reserve_run_file(const std::string& root,
       io::RunWriter::check_continuable(run_file_by_location_, info_.rows);
       run_path_ = run_file_by_location_;
       continuing_ = true;
+      warn_if_not_exact(io::RunWriter::latest_segment(run_path_));
       return run_path_;
     } catch (const core::Error& e) {  // damaged (by a crash, a full disk): kept as it is
       spdlog::warn(
@@ -155,11 +215,30 @@ const std::string& RunContext::reserve_run_file(const std::string& root,
   return run_path_;
 }
 
+void RunContext::warn_if_not_exact(const io::RunWriter::Segment& before) const {
+  if (before.threads > 0 && before.threads != request_.threads) {
+    spdlog::warn(
+        "{}: this run trained with {} threads until step {}, and goes on with {}: its "
+        "results will differ from an uninterrupted run's (--threads {} keeps them "
+        "bit-identical); the run file records each stretch's setting",
+        checkpoint_origin(), before.threads, info_.step, request_.threads, before.threads);
+  }
+  if (!before.device.empty() && before.device != spec_.device.str()) {
+    spdlog::warn(
+        "{}: this run trained on {} until step {}, and goes on on {}: its results "
+        "will differ from an uninterrupted run's (--device {} keeps them); the run "
+        "file records each stretch's device",
+        checkpoint_origin(), before.device, info_.step, spec_.device.str(), before.device);
+  }
+}
+
 io::RunWriter& RunContext::open_run_file(const std::string& root, const std::string& suffix) {
   if (run_file_) throw std::logic_error("the run file is opened once");
   reserve_run_file(root, suffix);
   // continued in a copy put in its place: a failure here (a full disk) leaves it as it was
-  run_file_ = continuing_ ? std::make_unique<io::RunWriter>(run_path_, info_.rows, request_.command)
+  const io::RunWriter::Segment segment{request_.threads, spec_.device.str(), info_.step};
+  run_file_ = continuing_ ? std::make_unique<io::RunWriter>(run_path_, info_.rows, request_.command,
+                                                            segment)
                           : std::make_unique<io::RunWriter>(run_path_, run_info());
   run_file_->write_hparams(script_->hparams());
   return *run_file_;

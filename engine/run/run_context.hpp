@@ -33,6 +33,8 @@ struct RunRequest {
   std::optional<uint64_t> seed;          // --seed
   std::vector<std::string> overrides;    // --set key=value, applied after a checkpoint's values
   std::string checkpoint;                // a checkpoint or a run file (its latest); empty: none
+                                         // "auto" with --resume: see RunContext
+  std::string runs_root = "runs";        // --out: where --resume auto looks for the script's runs
   std::string checkpoint_flag = "--checkpoint";  // the flag checkpoint came from
   // --epochs / --steps: the run's length instead of the script's trainer (a resumed run goes
   // on to it; engine search trains trials rung by rung this way)
@@ -81,6 +83,8 @@ class RunContext {
 
  private:
   io::RunInfo run_info() const;
+  // Warns when a resumed run goes on with another thread count or device than its last stretch.
+  void warn_if_not_exact(const io::RunWriter::Segment& before) const;
   [[noreturn]] void rethrow_about_checkpoint(const std::exception& e) const;
 
   RunRequest request_;

@@ -92,7 +92,10 @@ void check_spec(const TrainSpec& spec) {
 }
 
 std::string signal_name(int signal) {
-  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : std::to_string(signal);
+  return signal == SIGINT    ? "SIGINT"
+         : signal == SIGTERM ? "SIGTERM"
+         : signal == SIGHUP  ? "SIGHUP"
+                             : std::to_string(signal);
 }
 
 }  // namespace

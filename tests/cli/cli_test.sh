@@ -32,6 +32,15 @@ $out"
 
 tiny() { "$ENGINE" run "$FIX/make_tiny_mnist.lua" "$WORK/tiny" >/dev/null || fail "cannot make the tiny dataset"; }
 
+# wait_for GLOB PID LOG: until a file matches GLOB (the event, however long it takes); fails,
+# showing LOG, when process PID ends first.
+wait_for() {
+  until compgen -G "$1" >/dev/null; do
+    kill -0 "$2" 2>/dev/null || fail "process $2 ended before $1 appeared: $(cat "$3")"
+    sleep 0.05
+  done
+}
+
 # The metric series of a run file, as text, for comparing runs.
 series() { h5dump -d /metrics/train/loss -d /metrics/validation/accuracy -d /metrics/train/step "$1" | grep -v '^HDF5 '; }
 
@@ -235,8 +244,14 @@ $b"
     # a moved folder goes on where it is now, in its own run file, with no new one anywhere
     mv "$WORK/copy" "$WORK/moved"
     moved=$WORK/moved/tiny/$base.h5
-    expect 0 "resuming 'tiny'" "epoch 4 done" -- "$ENGINE" train "$FIX/tiny_train.lua" \
-      --resume "$moved" --epochs 4 --threads 1
+    # with another thread count: said, and each stretch's setting recorded
+    expect 0 "resuming 'tiny'" "epoch 4 done" "this run trained with 1 threads until step" \
+      "--threads 1 keeps them bit-identical" -- "$ENGINE" train "$FIX/tiny_train.lua" \
+      --resume "$moved" --epochs 4 --threads 2
+    h5dump -a /threads "$moved" | grep -q '(0): 1' || fail "the first stretch's threads"
+    h5dump -a /resume_1_threads "$moved" | grep -q '(0): 1' || fail "the first resume's threads"
+    h5dump -a /resume_2_threads "$moved" | grep -q '(0): 2' || fail "the second resume's threads"
+    h5dump -a /resume_2_device "$moved" | grep -q '"cpu"' || fail "the second resume's device"
     [ ! -e "$WORK/copy" ] && [ ! -e "$WORK/runs" ] || fail "the moved run went on elsewhere"
     [ "$(ls "$WORK"/moved/tiny/*.h5 | wc -l)" = 1 ] || fail "a second run file beside the moved one"
     h5dump -a /resumes "$moved" | grep -q '(0): 2' || fail "the moved run does not record its resume"
@@ -246,8 +261,8 @@ $b"
       --resume "$ckpt" --epochs 4
     # a resume that fails (the checkpoint does not fit the model) has changed no file
     before=$(fingerprint "$WORK/moved")
-    expect 4 "--resume $moved" -- "$ENGINE" train "$FIX/tiny_train.lua" --resume "$moved" \
-      --epochs 5 --set model=mnist_cnn
+    expect 4 "--resume $moved" "--set changes hyperparameters of a resumed run (model)" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --resume "$moved" --epochs 5 --set model=mnist_cnn
     [ "$(fingerprint "$WORK/moved")" = "$before" ] || fail "a failed resume changed the run's files"
     # a reader holding HDF5's lock on the run file (as h5py does) does not send the run elsewhere
     expect 0 "epoch 5 done" -- flock -s "$moved" "$ENGINE" train "$FIX/tiny_train.lua" \
@@ -257,10 +272,7 @@ $b"
     "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.05 \
       --out "$WORK/live" --threads 1 > live.txt 2>&1 &
     pid=$!
-    until ls "$WORK"/live/resume/*/ckpt-2.h5 >/dev/null 2>&1; do
-      kill -0 $pid 2>/dev/null || fail "the live run ended early: $(cat live.txt)"
-      sleep 0.1
-    done
+    wait_for "$WORK/live/resume/*/ckpt-2.h5" $pid live.txt
     live=$(ls "$WORK"/live/resume/*.h5)
     expect 2 "the run is in use by process $pid on $(hostname)" -- \
       "$ENGINE" train "$FIX/resume_train.lua" --resume "$live"
@@ -269,23 +281,55 @@ $b"
       --resume "$live" --set delay=0 --threads 1
     [ "$(ls "$WORK"/live/resume/*.h5 | wc -l)" = 1 ] || fail "the killed run went on in a new file"
     ;;
-  interrupt)
-    # SIGINT: checkpoint, status interrupted, exit 130; then --resume finishes the run
+  resume_auto)
+    # --resume auto: one fixed command that a scheduler restarts (issue 40, item 3)
     tiny
-    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02 \
-      --out "$WORK/runs" --threads 2 >out.txt 2>&1 &
+    job=("$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02
+      --out "$WORK/runs" --threads 1 --resume auto)
+    "${job[@]}" > first.txt 2>&1 &  # $! is the engine itself, not a subshell
     pid=$!
-    for _ in $(seq 200); do
-      ls "$WORK"/runs/resume/*/ckpt-2.h5 >/dev/null 2>&1 && break
-      sleep 0.05
-    done
-    kill -INT $pid; wait $pid; rc=$?
-    [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat out.txt)"
-    grep -qF "resume with: engine train" out.txt || fail "no resume hint: $(cat out.txt)"
+    wait_for "$WORK/runs/resume/*/ckpt-2.h5" $pid first.txt
+    kill -KILL $pid; wait $pid 2>/dev/null
+    grep -qF -- "--resume auto: no run of 'resume' under $WORK/runs to go on with; starting one" \
+      first.txt || fail "the first start did not say it starts a run: $(cat first.txt)"
     run=$(ls "$WORK"/runs/resume/*.h5)
-    h5dump -a /status "$run" | grep -q '"interrupted"' || fail "status is not interrupted"
-    h5dump -a /stop_reason "$run" | grep -q 'interrupted by SIGINT at step' || fail "no stop reason"
-    expect 0 "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" --set delay=0
+    expect 0 "--resume auto: going on with $run" "resuming 'resume'" "finished 21 steps" -- \
+      "${job[@]}"
+    [ "$(ls "$WORK"/runs/resume/*.h5 | wc -l)" = 1 ] || fail "a restart made a second run file"
+    h5dump -a /status "$run" | grep -q '"completed"' || fail "the restarted run did not complete"
+    # restarted once more after it completed: nothing to do, nothing changed
+    before=$(md5sum < "$run")
+    out=$("${job[@]}" 2>&1) || fail "the restart after the end failed: $out"
+    printf '%s' "$out" | grep -qF "already completed at step 21" || fail "not said done: $out"
+    # the same --set as the run began with is no change worth a warning
+    printf '%s' "$out" | grep -qF -- "--set changes" && fail "a warning for the same --set: $out"
+    [ "$(md5sum < "$run")" = "$before" ] || fail "the completed run was changed"
+    ;;
+  interrupt)
+    # SIGINT, and SIGHUP (the terminal closed, taken as SIGTERM): checkpoint, status
+    # interrupted, exit 128 + the signal; then --resume finishes the run
+    tiny
+    # signalled SIGNAL CODE FOLDER: a run signalled after its second checkpoint; its run file
+    signalled() {
+      "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02 \
+        --out "$WORK/$3" --threads 2 >"$3.txt" 2>&1 &
+      local pid=$! rc
+      wait_for "$WORK/$3/resume/*/ckpt-2.h5" $pid "$3.txt"
+      kill -"$1" $pid; wait $pid; rc=$?
+      [ "$rc" = "$2" ] || fail "exit code $rc after SIG$1, expected $2: $(cat "$3.txt")"
+      local file; file=$(ls "$WORK/$3"/resume/*.h5)
+      h5dump -a /status "$file" | grep -q '"interrupted"' || fail "SIG$1 left the run $(h5dump -a /status "$file")"
+      h5dump -a /stop_reason "$file" | grep -q "interrupted by SIG$1 at step" || fail "no SIG$1 stop reason"
+      echo "$file"
+    }
+    run=$(signalled INT 130 runs) || { echo "$run"; exit 1; }
+    # the hint carries what exactness needs: the thread count (the checkpoint holds the rest)
+    hint="engine train $FIX/resume_train.lua --resume $run --threads 2"
+    grep -qxF "resume with: $hint" runs.txt || fail "the resume hint is not '$hint': $(cat runs.txt)"
+    # the hint as printed, run as it is (the delay taken off)
+    expect 0 "finished 21 steps" -- "$ENGINE" ${hint#engine } --set delay=0
+    h5dump -a /resume_1_threads "$run" | grep -q '(0): 2' || fail "the resume's threads not recorded"
+    out=$(signalled HUP 129 hup) || { echo "$out"; exit 1; }
     ;;
   hooks)
     tiny
