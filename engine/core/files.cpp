@@ -1,6 +1,7 @@
 #include "engine/core/files.hpp"
 
 #include <ftw.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -12,9 +13,16 @@
 namespace engine::core {
 
 std::vector<uint8_t> read_file(const std::string& path) {
+  // a folder opens as a stream on Linux, and its "size" was allocated (std::bad_alloc)
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw DataError(path + ": is a folder, not a file");
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw IoError(path + ": cannot open");
-  const auto size = static_cast<size_t>(in.tellg());
+  const auto end = in.tellg();
+  if (end < 0) throw IoError(path + ": cannot read");
+  const auto size = static_cast<size_t>(end);
   std::vector<uint8_t> bytes(size);
   in.seekg(0);
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {

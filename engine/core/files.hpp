@@ -7,7 +7,8 @@
 
 namespace engine::core {
 
-// The whole file; IoError naming it when it cannot be opened or read.
+// The whole file; IoError naming it when it cannot be opened or read, DataError when it is a
+// folder.
 std::vector<uint8_t> read_file(const std::string& path);
 
 // Writes (replaces) the file; IoError naming it when it cannot be written.

@@ -78,7 +78,10 @@ std::vector<CsvRow> parse_csv(const std::string& text, char delimiter, const std
 
 std::vector<CsvRow> read_csv(const std::string& path, char delimiter) {
   const auto bytes = core::read_file(path);
-  return parse_csv(std::string(bytes.begin(), bytes.end()), delimiter, path);
+  std::string text(bytes.begin(), bytes.end());
+  // a UTF-8 byte order mark (spreadsheet programs write one) is not part of the first name
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return parse_csv(text, delimiter, path);
 }
 
 }  // namespace engine::data

@@ -267,6 +267,7 @@ BenchContents BenchFile::read_all(const std::string& path) {
   if (!h5::exists(file.get(), "points")) {
     throw core::IoError(path + " is not a benchmark file (no /points)");
   }
+  h5::check_format_version(file.get(), path, kBenchFormatVersion);
   auto points = h5::open_group(file.get(), "points");
   std::vector<int64_t> indices;  // a sweep killed early or resumed may leave gaps
   for (const auto& name : members(points.get())) {

@@ -172,6 +172,28 @@ void remove_stale_staged_files(const std::string& folder) {
   }
 }
 
+void check_format_version(hid_t root, const std::string& path, int64_t newest_readable) {
+  if (!has_attribute(root, "format_version")) return;
+  int64_t version = 0;
+  try {
+    version = read_int_attribute(root, "format_version");
+  } catch (const core::Error&) {
+    throw core::DataError(path + ": its format_version is not a number: the file is damaged");
+  }
+  if (version < 1) {
+    throw core::DataError(path + ": format_version " + std::to_string(version) +
+                          " is not a version: the file is damaged");
+  }
+  if (version > newest_readable) {
+    const std::string by = has_attribute(root, "engine_version")
+                               ? " (engine " + read_string_attribute(root, "engine_version") + ")"
+                               : "";
+    throw core::DataError(path + ": format_version " + std::to_string(version) +
+                          " was written by a newer engine" + by + "; this one reads up to " +
+                          std::to_string(newest_readable) + ": update the engine to read it");
+  }
+}
+
 Handle open_file(const std::string& path, bool writable) {
   quiet_errors();
   return Handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),

@@ -65,6 +65,10 @@ void discard_staged_copy(const std::string& path) noexcept;
 // Removes ".NAME.PID.part" files in `folder` older than a minute: what staging left of a
 // process killed before it published (a staged file lives for milliseconds).
 void remove_stale_staged_files(const std::string& folder);
+// A result file's or checkpoint's format_version against the newest this engine reads: a
+// DataError naming the file when it is newer (written by a newer engine) or not a version at
+// all (below 1, or not an integer: damage). Files written before versions were: no attribute.
+void check_format_version(hid_t root, const std::string& path, int64_t newest_readable);
 Handle open_file(const std::string& path, bool writable);
 // Opens a file for reading while another process may be writing it: HDF5 1.10 takes an
 // exclusive lock for its writers and a default open for reading fails on it. Rows flushed

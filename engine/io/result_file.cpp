@@ -129,6 +129,7 @@ RunFile read_run_once(const std::string& path, bool held) {
   if (kind != ResultKind::kRun) {
     throw core::IoError(path + " is " + kind_name(kind) + ", not a run file (no /metrics)");
   }
+  h5::check_format_version(file.get(), path, kRunFormatVersion);
   run.attributes = h5::read_attributes(file.get());
   if (h5::exists(file.get(), "hparams")) {
     run.hparams = read_hparams(h5::open_group(file.get(), "hparams").get());

@@ -34,7 +34,6 @@ void remember_identity(const std::string& path, uint64_t* device, uint64_t* inod
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kRunFormatVersion = 1;
 
 std::string local_time(const char* format) {
   std::time_t now = std::time(nullptr);

@@ -52,6 +52,9 @@ bool reserve_new_file(const std::string& path);
 // What one stretch of a run (its start, or a resume) was trained with: what exactness needs.
 // (Outside RunWriter: a nested struct with member initializers cannot be a default argument of
 // its enclosing class's constructor.)
+// The run file's format (HDF5_SCHEMA.md), written as format_version and checked on reading.
+inline constexpr int64_t kRunFormatVersion = 1;
+
 struct RunSegment {
   int64_t threads = 0;  // 0: not known (a file from before segments were recorded)
   std::string device;

@@ -144,6 +144,7 @@ SearchContents read_search_file(const std::string& path) {
   if (!h5::exists(root, "trials")) {
     throw core::IoError(path + " is not a search file (no /trials)");
   }
+  h5::check_format_version(root, path, kSearchFormatVersion);
   out.attributes = h5::read_attributes(root);
   if (h5::exists(root, "searcher")) {
     for (const auto& [name, value] : h5::read_attributes(h5::open_group(root, "searcher").get())) {

@@ -443,6 +443,7 @@ TrainerState load_checkpoint_unchecked(const std::string& path, TrainSpec& spec)
   if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
   auto file = h5::open_file(path, false);
   const hid_t root = file.get();
+  h5::check_format_version(root, path, kCheckpointFormat);
   read_model(root, path, *spec.model.module);
   read_optimizer(root, path, spec);
   auto scheduler = h5::open_group(root, "scheduler");
@@ -473,6 +474,7 @@ CheckpointInfo read_checkpoint_info_unchecked(const std::string& path) {
   if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
   auto file = h5::open_file(path, false);
   const hid_t root = file.get();
+  h5::check_format_version(root, path, kCheckpointFormat);
   if (!h5::has_attribute(root, "run_file") || !h5::exists(root, "trainer")) {
     throw core::DataError(path + ": not a checkpoint written by engine train");
   }
@@ -498,6 +500,7 @@ void load_model_weights(const std::string& path, torch::nn::Module& module) {
   reading(path, [&] {
     if (!fs::is_regular_file(path)) throw core::DataError("checkpoint " + path + " does not exist");
     auto file = h5::open_file(path, false);
+    h5::check_format_version(file.get(), path, kCheckpointFormat);
     read_model(file.get(), path, module);
   });
 }

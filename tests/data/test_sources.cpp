@@ -100,6 +100,18 @@ TEST_CASE("the CSV reader handles quotes, doubled quotes, line breaks in quotes 
                        core::DataError);
 }
 
+TEST_CASE("a CSV file's byte order mark is not part of its first column's name; a folder says so") {
+  const auto dir = test::scratch_dir("csv-bom");
+  const std::string path = dir + "/bom.csv";
+  test::write_bytes(path, {0xEF, 0xBB, 0xBF, 'y', ',', 'x', '\n', '1', ',', '2', '\n'});
+  const auto rows = data::read_csv(path, ',');
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].fields == std::vector<std::string>{"y", "x"});
+  // a folder where a file was expected: said, not a huge allocation (std::bad_alloc, exit 7)
+  CHECK_THROWS_WITH_AS(data::read_csv(dir, ','), (dir + ": is a folder, not a file").c_str(),
+                       core::DataError);
+}
+
 TEST_CASE("CSV: numeric columns standardised, categories through the training vocabulary") {
   const auto dir = test::scratch_dir("csv");
   write_text(dir + "/train.csv",
@@ -324,8 +336,7 @@ TEST_CASE("CSV: a damaged saved state is a DataError, not a crash") {
     io::h5::write_attribute(stats.get(), "numeric", std::string("not a list"));
   }
   auto file = io::h5::open_file(dir + "/bad.h5", false);
-  CHECK_THROWS_WITH_AS(train.prediction_source(dir + "/train.csv",
-                                               io::h5::open_group(file.get(), "data")),
-                       doctest::Contains("the checkpoint's /data/train_stats cannot be read"),
-                       core::DataError);
+  CHECK_THROWS_WITH_AS(
+      train.prediction_source(dir + "/train.csv", io::h5::open_group(file.get(), "data")),
+      doctest::Contains("the checkpoint's /data/train_stats cannot be read"), core::DataError);
 }

@@ -79,3 +79,35 @@ TEST_CASE("files that are not run files are named as what they are") {
                            .c_str(),
                        core::IoError);
 }
+
+TEST_CASE("a file of a newer format, or with a format_version that is no version, is refused") {
+  const auto dir = test::scratch_dir("result-format");
+  const auto path = io::RunWriter::new_run_path(dir, "versions");
+  {
+    io::RunWriter w(path, io::RunInfo{});
+    w.append_metrics("train", 1, 0.1, 0.1, {{"loss", 1.0}});
+    w.finish("completed");
+  }
+  CHECK(io::read_run_file(path).metrics.at("train").rows() == 1);  // today's: read
+  auto set_version = [&](int64_t version) {
+    auto file = io::h5::open_file(path, true);
+    io::h5::write_attribute(file.get(), "format_version", version);
+  };
+  set_version(99);
+  const std::string newer = path + ": format_version 99 was written by a newer engine (engine ";
+  CHECK_THROWS_WITH_AS(io::read_run_file(path), doctest::Contains(newer.c_str()), core::DataError);
+  CHECK_THROWS_WITH_AS(io::read_run_file(path), doctest::Contains("this one reads up to 1"),
+                       core::DataError);
+  set_version(0);
+  CHECK_THROWS_WITH_AS(io::read_run_file(path),
+                       (path + ": format_version 0 is not a version: the file is damaged").c_str(),
+                       core::DataError);
+  {
+    auto file = io::h5::open_file(path, true);
+    H5Adelete(file.get(), "format_version");
+    io::h5::write_attribute(file.get(), "format_version", std::string("one"));
+  }
+  CHECK_THROWS_WITH_AS(io::read_run_file(path),
+                       (path + ": its format_version is not a number: the file is damaged").c_str(),
+                       core::DataError);
+}

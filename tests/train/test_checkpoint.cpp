@@ -168,3 +168,23 @@ TEST_CASE("loading a checkpoint into another model lists every tensor that does 
       core::DataError);
   CHECK(train::resolve_checkpoint(dir + "/ckpt-8.h5", "--resume") == dir + "/ckpt-8.h5");
 }
+
+TEST_CASE("a checkpoint of a newer format is refused by every reader, naming it") {
+  const auto dir = test::scratch_dir("ckpt-format");
+  auto spec = blob_spec(9);
+  spec.options.epochs = 1;
+  spec.options.checkpoint.folder = dir;
+  train::Trainer(spec, {}).run();
+  const std::string path = dir + "/ckpt-8.h5";
+  {
+    auto file = io::h5::open_file(path, true);
+    io::h5::write_attribute(file.get(), "format_version", int64_t{99});
+  }
+  const std::string says = path + ": format_version 99 was written by a newer engine";
+  CHECK_THROWS_WITH_AS(train::read_checkpoint_info(path), doctest::Contains(says.c_str()),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(train::load_model_weights(path, *spec.model.module),
+                       doctest::Contains(says.c_str()), core::DataError);
+  CHECK_THROWS_WITH_AS(train::load_checkpoint(path, spec), doctest::Contains(says.c_str()),
+                       core::DataError);
+}
