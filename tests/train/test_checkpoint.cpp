@@ -41,6 +41,15 @@ train::TrainSpec resumable_spec(const std::string& folder) {
   return spec;
 }
 
+// blob_spec(9) trained one epoch (8 steps), its checkpoint ckpt-8.h5 in folder.
+train::TrainSpec one_epoch_with_checkpoint(const std::string& folder) {
+  auto spec = blob_spec(9);
+  spec.options.epochs = 1;
+  spec.options.checkpoint.folder = folder;
+  train::Trainer(spec, {}).run();
+  return spec;
+}
+
 struct Crash : std::runtime_error {
   Crash() : std::runtime_error("crash") {}
 };
@@ -136,10 +145,7 @@ TEST_CASE("a checkpoint holds the model under PyTorch's names, readable without 
 
 TEST_CASE("loading a checkpoint into another model lists every tensor that does not fit") {
   const auto dir = test::scratch_dir("ckpt-mismatch");
-  auto spec = blob_spec(9);
-  spec.options.epochs = 1;
-  spec.options.checkpoint.folder = dir;
-  train::Trainer(spec, {}).run();
+  auto spec = one_epoch_with_checkpoint(dir);
   torch::nn::Sequential other(torch::nn::Linear(8, 32), torch::nn::ReLU(),
                               torch::nn::Linear(32, 4));
   const auto before = other->parameters()[0].clone();
@@ -171,10 +177,7 @@ TEST_CASE("loading a checkpoint into another model lists every tensor that does 
 
 TEST_CASE("a checkpoint of a newer format is refused by every reader, naming it") {
   const auto dir = test::scratch_dir("ckpt-format");
-  auto spec = blob_spec(9);
-  spec.options.epochs = 1;
-  spec.options.checkpoint.folder = dir;
-  train::Trainer(spec, {}).run();
+  auto spec = one_epoch_with_checkpoint(dir);
   const std::string path = dir + "/ckpt-8.h5";
   {
     auto file = io::h5::open_file(path, true);
