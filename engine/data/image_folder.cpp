@@ -4,6 +4,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
 #include "engine/data/prediction_input.hpp"
@@ -20,15 +22,61 @@ bool is_image_name(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
+bool inside(const fs::path& path, const fs::path& folder) {
+  const auto rel = path.lexically_relative(folder);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 // Image files under a class folder, recursively and sorted, as torchvision's ImageFolder finds
-// them.
-std::vector<std::string> images_under(const fs::path& folder) {
+// them (links to folders followed). A link that leads back into a folder already listed (a
+// loop: every image again, under ever longer paths), elsewhere in its own class folder (read
+// twice) or into another class's folder (labelled twice) is a DataError naming it; one that
+// leads out of the root is said, and read.
+std::vector<std::string> images_under(const fs::path& folder, const fs::path& root) {
   std::vector<std::string> out;
   std::error_code ec;
+  const fs::path own = fs::canonical(folder, ec);
+  const fs::path top = fs::canonical(root, ec);
+  if (ec) throw core::IoError(folder.string() + ": cannot list (" + ec.message() + ")");
+  std::vector<fs::path> listed{own};
   for (fs::recursive_directory_iterator
            it(folder, fs::directory_options::follow_directory_symlink, ec),
        end;
        !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink(ec) && it->is_directory(ec)) {
+      const fs::path target = fs::canonical(it->path(), ec);
+      if (ec) break;
+      const auto again = std::find_if(listed.begin(), listed.end(), [&](const fs::path& seen) {
+        return target == seen || inside(seen, target);
+      });
+      if (again != listed.end()) {
+        throw core::DataError("data.image_folder: " + it->path().string() + " links to " +
+                              target.string() +
+                              ", a folder already listed: a loop, which would read its images "
+                              "again and again; remove the link");
+      }
+      if (inside(target, own)) {
+        throw core::DataError("data.image_folder: " + it->path().string() + " links to " +
+                              target.string() +
+                              ", inside its own class folder: its images would be read twice; "
+                              "remove the link");
+      }
+      if (inside(target, top)) {
+        throw core::DataError("data.image_folder: " + it->path().string() + " links to " +
+                              target.string() +
+                              ", inside another class's folder: its images would be labelled "
+                              "with both classes; remove the link");
+      }
+      if (!inside(target, top)) {
+        spdlog::warn(
+            "data.image_folder: {} links to {}, outside {}: its images are read as "
+            "class {}",
+            it->path().string(), target.string(), root.string(), folder.filename().string());
+      }
+      listed.push_back(target);
+    } else if (it->is_directory(ec)) {
+      listed.push_back(fs::canonical(it->path(), ec));
+    }
     if (it->is_regular_file(ec) && is_image_name(it->path())) out.push_back(it->path().string());
   }
   if (ec) throw core::IoError(folder.string() + ": cannot list (" + ec.message() + ")");
@@ -56,7 +104,7 @@ ImageFolderSource::ImageFolderSource(ImageFolderOptions options)
                           (root / "cat" / "1.jpg").string() + ")");
   }
   for (size_t c = 0; c < classes_.size(); ++c) {
-    const auto files = images_under(root / classes_[c]);
+    const auto files = images_under(root / classes_[c], root);
     if (files.empty()) {
       throw core::DataError("data.image_folder: class folder " + (root / classes_[c]).string() +
                             " holds no image (.jpg, .jpeg or .png)");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "engine/core/device.hpp"
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
@@ -29,6 +30,17 @@
 
 namespace engine::train {
 namespace {
+
+// A loss cannot be differentiated through integers: say so before libtorch's own text would.
+void check_trainable_output(const torch::Tensor& output) {
+  if (!output.defined() || output.is_floating_point() || output.is_complex()) return;
+  throw core::ScriptError(
+      "the model's forward returned " + core::dtype_name(output.scalar_type()) + " values (shape " +
+      core::shape_string(output.sizes()) +
+      "): a model trained by the built-in step must return floating-point scores, "
+      "log-probabilities or values; an integer output (argmax, topk's indices, a cast) has no "
+      "gradient. Return the scores, and take argmax in metrics or predict");
+}
 
 constexpr int kNanWarnings = 5;    // skipped batches reported one by one; the rest are counted
 constexpr int kOverflowNotes = 3;  // the same for steps the loss scaler skips
@@ -351,6 +363,7 @@ BatchResult Trainer::eager_batch(const data::Batch& batch) {
       result = lbfgs_batch(batch);
     } else {
       auto output = forward_batch(spec_.model, batch, spec_.device, input_layout(spec_.options));
+      check_trainable_output(output);
       const auto target = batch.target.to(spec_.device);
       if (master_) output = output.to(torch::kFloat32);  // the loss of a float16 model in float32
       (*check_targets_)(*spec_.loss, output, target);

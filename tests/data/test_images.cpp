@@ -100,6 +100,30 @@ TEST_CASE("an image folder has sorted classes, finds images recursively, ignores
   CHECK(source.describe().find("5 images, 2 classes") != std::string::npos);
 }
 
+TEST_CASE("links in an image folder: loops and links into a class folder are errors, out is said") {
+  namespace fs = std::filesystem;
+  const auto root = write_folder("links");
+  const auto outside = test::scratch_dir("links-outside");
+  write_image(outside + "/far.jpg", gradient_image(32, 32, 3));
+  fs::create_directory_symlink(outside, root + "/cat/far");  // out of the root: read, and said
+  data::ImageFolderSource with_far({root});
+  CHECK(with_far.size() == 6);
+  // a loop back to the root (it made the dataset 41 times larger, dog's images labelled cat)
+  fs::create_directory_symlink(root, root + "/cat/loop");
+  CHECK_THROWS_WITH_AS(data::ImageFolderSource({root}),
+                       doctest::Contains((root + "/cat/loop links to ").c_str()), core::DataError);
+  CHECK_THROWS_WITH_AS(data::ImageFolderSource({root}),
+                       doctest::Contains("a folder already listed: a loop"), core::DataError);
+  fs::remove(root + "/cat/loop");
+  // into another class's folder: its images would carry both labels
+  fs::create_directory_symlink(root + "/dog/nested", root + "/cat/nested");
+  CHECK_THROWS_WITH_AS(data::ImageFolderSource({root}),
+                       doctest::Contains("inside another class's folder"), core::DataError);
+  fs::remove(root + "/cat/nested");
+  data::ImageFolderSource again({root});
+  CHECK(again.size() == 6);
+}
+
 TEST_CASE("images of different sizes cannot be batched until a transform gives them one size") {
   data::Pipeline p(
       std::make_shared<data::ImageFolderSource>(data::ImageFolderOptions{write_folder("sizes")}));

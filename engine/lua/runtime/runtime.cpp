@@ -70,11 +70,25 @@ std::string with_return_hint(lua_State* L, const char* message) {
   return text;
 }
 
+// [object] -> what its __tostring returns (nil without one); run in protected mode below
+int call_tostring(lua_State* L) {
+  if (!luaL_callmeta(L, 1, "__tostring")) lua_pushnil(L);
+  return 1;
+}
+
 int traceback_handler(lua_State* L) {
   const char* message = lua_tostring(L, 1);
   if (!message) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_isstring(L, -1)) {
+    // protected: an error inside __tostring would call this handler again, and again, until
+    // the stack ran out ("stack overflow" instead of the script's error)
+    lua_pushcfunction(L, call_tostring);
+    lua_pushvalue(L, 1);
+    const bool ok = lua_pcall(L, 1, 1, 0) == 0;
+    if (ok && lua_isstring(L, -1)) {
       message = lua_tostring(L, -1);
+    } else if (!ok && lua_isstring(L, -1)) {
+      message = lua_pushfstring(L, "(error object is a %s value; its __tostring failed: %s)",
+                                luaL_typename(L, 1), lua_tostring(L, -1));
     } else {
       message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
