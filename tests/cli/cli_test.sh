@@ -32,14 +32,20 @@ $out"
 
 tiny() { "$ENGINE" run "$FIX/make_tiny_mnist.lua" "$WORK/tiny" >/dev/null || fail "cannot make the tiny dataset"; }
 
-# wait_for GLOB PID LOG: until a file matches GLOB (the event, however long it takes); fails,
-# showing LOG, when process PID ends first.
-wait_for() {
-  until compgen -G "$1" >/dev/null; do
-    kill -0 "$2" 2>/dev/null || fail "process $2 ended before $1 appeared: $(cat "$3")"
+# wait_until PID LOG CONDITION...: until the command CONDITION succeeds (the event, however
+# long it takes); fails, showing LOG, when process PID ends first.
+wait_until() {
+  local pid=$1 log=$2; shift 2
+  until "$@"; do
+    kill -0 "$pid" 2>/dev/null || fail "process $pid ended before '$*': $(cat "$log")"
     sleep 0.05
   done
 }
+has_file() { compgen -G "$1" >/dev/null; }
+# wait_for GLOB PID LOG: until a file matches GLOB.
+wait_for() { wait_until "$2" "$3" has_file "$1"; }
+# lines_at_least FILE PATTERN N: FILE holds N lines with PATTERN.
+lines_at_least() { [ "$(grep -c -- "$2" "$1")" -ge "$3" ]; }
 
 # The metric series of a run file, as text, for comparing runs.
 series() { h5dump -d /metrics/train/loss -d /metrics/validation/accuracy -d /metrics/train/step "$1" | grep -v '^HDF5 '; }
@@ -190,12 +196,10 @@ case "$CASE" in
     "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/whole" \
       --threads 2 -q >/dev/null 2>&1 || fail "the uninterrupted run failed"
     "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.02 \
-      --out "$WORK/killed" --threads 2 -q >/dev/null 2>&1 &
+      --out "$WORK/killed" --threads 2 -q >killed.txt 2>&1 &
     pid=$!
-    for _ in $(seq 200); do   # until its second checkpoint (step 4, in the middle of epoch 1)
-      ls "$WORK"/killed/resume/*/ckpt-4.h5 >/dev/null 2>&1 && break
-      sleep 0.05
-    done
+    # until its second checkpoint (step 4, in the middle of epoch 1)
+    wait_for "$WORK/killed/resume/*/ckpt-4.h5" $pid killed.txt
     kill -9 $pid; wait $pid 2>/dev/null
     run=$(ls "$WORK"/killed/resume/*.h5)
     h5dump -a /status "$run" | grep -q '"running"' || fail "a killed run's status is not running"
@@ -792,10 +796,7 @@ LUA
     run2() { "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --nproc 2 --threads 2 "$@"; }
     run2 --out "$WORK/whole" -q >/dev/null 2>&1 || fail "the uninterrupted 2-process run failed"
     kill_rank1_after_first_checkpoint() {  # $1: the launcher's pid, $2: the run's output folder
-      for _ in $(seq 400); do
-        ls "$2"/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
-        sleep 0.05
-      done
+      wait_for "$2/resume/*/ckpt-*[0-9].h5" "$1" /dev/null
       victim=$(worker_pid "$1" 1)
       [ -n "$victim" ] || fail "no rank 1 worker under launcher $1"
       kill -9 "$victim"
@@ -817,10 +818,7 @@ LUA
         --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/env" --threads 1 --dist_timeout 20 >"env$r.txt" 2>&1 &
       pids+=($!)
     done
-    for _ in $(seq 400); do
-      ls "$WORK"/env/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
-      sleep 0.05
-    done
+    wait_for "$WORK/env/resume/*/ckpt-*[0-9].h5" "${pids[0]}" env0.txt
     kill -9 "${pids[1]}"
     start=$SECONDS
     wait "${pids[0]}"; rc=$?
@@ -847,10 +845,7 @@ LUA
     "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --nproc 2 --threads 2 \
       --set delay=0.1 --out "$WORK/ctrlc" >out.txt 2>&1 &
     launcher=$!
-    for _ in $(seq 400); do
-      ls "$WORK"/ctrlc/resume/*/ckpt-*[0-9].h5 >/dev/null 2>&1 && break
-      sleep 0.05
-    done
+    wait_for "$WORK/ctrlc/resume/*/ckpt-*[0-9].h5" $launcher out.txt
     kill -INT $launcher; wait $launcher; rc=$?
     [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat out.txt)"
     grep -qF "resume with: engine train" out.txt || fail "no resume hint: $(cat out.txt)"
@@ -985,10 +980,7 @@ LUA
     "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
       --out "$WORK/killed" >killed.txt 2>&1 &
     pid=$!
-    for _ in $(seq 600); do
-      [ "$(grep -c 'finished rung' killed.txt)" -ge 2 ] && break
-      sleep 0.05
-    done
+    wait_until $pid killed.txt lines_at_least killed.txt 'finished rung' 2
     kill -9 $pid; wait $pid 2>/dev/null
     killed=$(ls "$WORK"/killed/search/objective/*.h5)
     finished=$(grep 'finished rung 0' killed.txt | sed 's/^trial \([0-9]*\) .*/\1/')
@@ -1015,10 +1007,7 @@ LUA
     "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
       --out "$WORK/ctrlc" >ctrlc.txt 2>&1 &
     pid=$!
-    for _ in $(seq 600); do
-      grep -q 'finished rung' ctrlc.txt && break
-      sleep 0.05
-    done
+    wait_until $pid ctrlc.txt lines_at_least ctrlc.txt 'finished rung' 1
     kill -INT $pid; wait $pid; rc=$?
     [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat ctrlc.txt)"
     interrupted=$(ls "$WORK"/ctrlc/search/objective/*.h5)
@@ -1129,15 +1118,15 @@ LUA
     expect 0 "completed" "validation  accuracy" "best step" "course" "checkpoints" "hyperparameters" -- \
       "$ENGINE" report "$file"
     expect 0 "split,metric,rows,last,step,best,best step" -- "$ENGINE" report "$file" --format csv
-    # a run file left "running" by a killed process (delay slows each batch down)
-    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/killed" \
-      --threads 1 -q >/dev/null 2>&1 &
+    # a run file left "running" by a killed process: a run with no end in sight (crash_train.lua,
+    # 1000 epochs), so that however slow the machine it is still running when looked at
+    "$ENGINE" train "$FIX/crash_train.lua" --set root="$WORK/tiny" --out "$WORK/killed" \
+      --threads 1 -q >killed.txt 2>&1 &
     pid=$!
-    # until the run file lists its first checkpoint (the file appears a moment before; slower
-    # builds, a sanitizer's, can be killed in between)
-    for _ in $(seq 400); do
-      killed=$(ls "$WORK"/killed/resume/*.h5 2>/dev/null)
-      [ -n "$killed" ] && "$ENGINE" report "$killed" 2>/dev/null | grep -q "ckpt-" && break
+    # until the run file lists its first checkpoint (the file appears a moment before)
+    until [ -n "${killed:-}" ] && "$ENGINE" report "$killed" 2>/dev/null | grep -q "ckpt-"; do
+      kill -0 $pid 2>/dev/null || fail "the run ended before its first checkpoint: $(cat killed.txt)"
+      killed=$(ls "$WORK"/killed/crash/*.h5 2>/dev/null)
       sleep 0.05
     done
     expect 0 "running" -- "$ENGINE" report "$killed"
