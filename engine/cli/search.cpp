@@ -147,7 +147,11 @@ int search_command(const std::vector<std::string>& args) {
       "shards",
       "a job array's size: the shard's index comes from SLURM_ARRAY_TASK_ID or "
       "JOB_COMPLETION_INDEX",
-      cxxopts::value<int64_t>());
+      cxxopts::value<int64_t>())(
+      "trial_timeout",
+      "seconds a trial's training may run (each rung's); past it the trial is stopped (its "
+      "checkpoint saved) and counts as failed (default: no limit)",
+      cxxopts::value<double>());
   add_run_flags(options);
   options.parse_positional({"script"});
   const auto flags = parse(options, args);
@@ -177,6 +181,12 @@ int search_command(const std::vector<std::string>& args) {
   }
   check_script(script_path);
   const int threads = apply_common_flags(flags);
+  const double trial_timeout =
+      flags.count("trial_timeout") ? flags["trial_timeout"].as<double>() : 0;
+  if (flags.count("trial_timeout") && !(trial_timeout > 0)) {
+    throw core::UsageError("--trial_timeout must be a number of seconds > 0, got " +
+                           core::number_string(trial_timeout));
+  }
   std::string command = "engine search";
   for (const auto& a : args) command += " " + a;
 
@@ -243,6 +253,7 @@ int search_command(const std::vector<std::string>& args) {
   trial.threads = std::max<int>(1, threads / static_cast<int>(config.max_concurrent_trials));
   trial.folder = io::SearchFile::trials_folder(path);
   trial.seed = config.seed;
+  trial.trial_timeout_seconds = trial_timeout;
 
   std::printf(
       "search %s: %s over %zu hyperparameter%s, %lld trial%s planned, %lld at once "

@@ -1,5 +1,7 @@
 #include "engine/search/runner.hpp"
 
+#include <optional>
+
 #include <signal.h>
 
 #include <chrono>
@@ -20,11 +22,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using Clock = std::chrono::steady_clock;
+
+// How long a trial asked to stop (Ctrl-C, SIGTERM at its timeout) may take to save its
+// checkpoint before it is killed: a trial stuck inside one step never reaches the point where
+// it stops, and the search must end all the same.
+constexpr double kStopGrace = 60;
+
 struct Running {
   Job job;
   std::unique_ptr<TrialProcess> process;
   std::string log;
+  Clock::time_point started = Clock::now();
+  std::optional<Clock::time_point> stop_asked;  // when it was signalled to stop
+  double grace = kStopGrace;                    // then killed once this much longer has passed
+  bool timed_out = false;
+  bool killed = false;
 };
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::string trial_folder(const TrialCommand& command, int64_t id) {
   return (fs::path(command.folder) / std::to_string(id)).string();
@@ -165,6 +183,14 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
                      : "") +
                ")");
       return;
+    } else if (r.timed_out) {  // not restarted: it would run out of time again
+      const std::string reason = "timed out after " +
+                                 core::number_string(command.trial_timeout_seconds) +
+                                 " s (--trial_timeout)";
+      searcher.failed(r.job, reason);
+      record(file, searcher, trial);
+      progress("trial " + std::to_string(trial.id) + " failed: " + reason);
+      return;
     } else if (code == 130 || code == 143 || outcome.interrupted) {
       // stopped by Ctrl-C with the search: it stays "running", --resume continues it
     } else if (trial.restarts < config.max_restarts) {
@@ -219,7 +245,24 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
       outcome.interrupted = true;
       outcome.signal = signal;
       progress("stopping: each running trial saves a checkpoint; engine search --resume continues");
-      for (auto& r : running) r.process->signal(SIGINT);
+      for (auto& r : running) {
+        r.process->signal(SIGINT);
+        r.stop_asked = Clock::now();
+      }
+    }
+    for (auto& r : running) {
+      const double limit = command.trial_timeout_seconds;
+      if (limit > 0 && !r.stop_asked && seconds_since(r.started) > limit) {
+        progress("trial " + std::to_string(r.job.trial) + " ran past --trial_timeout " +
+                 core::number_string(limit) + " s: stopping it");
+        r.process->signal(SIGTERM);
+        r.stop_asked = Clock::now();
+        r.grace = std::min(kStopGrace, limit);
+        r.timed_out = true;
+      } else if (r.stop_asked && !r.killed && seconds_since(*r.stop_asked) > r.grace) {
+        r.process->signal(SIGKILL);  // a killed process ends, and poll() reaps it
+        r.killed = true;
+      }
     }
     bool any = false;
     for (size_t i = 0; i < running.size();) {

@@ -23,6 +23,10 @@ struct TrialCommand {
   int threads = 1;                     // each trial's libtorch threads
   std::string folder;                  // trial <id> writes under <folder>/<id>/
   uint64_t seed = 0;                   // trial <id> trains with seed + id
+  // --trial_timeout: a trial process (one rung's training) running longer gets SIGTERM (it
+  // saves a checkpoint and stops), then SIGKILL once as long again has passed (at most
+  // kStopGrace); the trial fails "timed out". 0: no limit.
+  double trial_timeout_seconds = 0;
 };
 
 // What the search prints as it goes ("trial 3 finished rung 0: validation.loss 0.41 ...").

@@ -976,6 +976,14 @@ LUA
     printf '%s\n' "$out" | grep -q ',completed,' || fail "the search did not go on past the failures: $out"
     expect 6 "every trial of the search failed (6); trial 0: " "synthetic failure" -- \
       search "$FIX/search_random.lua" --out "$WORK/all_failing" --seed 3 --set fail_above=-5
+    # --trial_timeout: a trial that never ends is asked to stop at the limit, killed when it
+    # does not, and fails "timed out" (not restarted); the search ends (issue 40, item 9)
+    expect 6 "trial 0 ran past --trial_timeout 1 s: stopping it" \
+      "trial 0 failed: timed out after 1 s (--trial_timeout)" "every trial of the search failed" -- \
+      search "$FIX/search_hang.lua" --trial_timeout 1 --out "$WORK/hang"
+    expect 2 "--trial_timeout must be a number of seconds > 0, got -3" -- \
+      search "$FIX/search_hang.lua" --trial_timeout -3 --out "$WORK/refused"
+    [ ! -e "$WORK/refused" ] || fail "a refused --trial_timeout created $WORK/refused"
     # killed with SIGKILL after two trials finished: --resume runs the rest, not those two again
     "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --threads 2 --seed 1 \
       --out "$WORK/killed" >killed.txt 2>&1 &
