@@ -192,7 +192,8 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
       progress("trial " + std::to_string(trial.id) + " failed: " + reason);
       return;
     } else if (code == 130 || code == 143 || outcome.interrupted) {
-      // stopped by Ctrl-C with the search: it stays "running", --resume continues it
+      // stopped by Ctrl-C with the search: --resume continues it from its checkpoint
+      trial.status = "interrupted";
     } else if (trial.restarts < config.max_restarts) {
       ++trial.restarts;
       const std::string reason = failure_reason(r.log);

@@ -191,9 +191,13 @@ std::optional<int64_t> Searcher::best() const {
 void Searcher::restore(std::vector<Trial> trials) {
   trials_ = std::move(trials);
   resumed_.clear();
-  for (const auto& t : trials_) {
+  for (auto& t : trials_) {
     next_id_ = std::max(next_id_, t.id + 1);
-    if (t.status == "running") resumed_.push_back(Job{t.id, t.rung, rung_length(t.rung)});
+    // running: the search was killed with it; interrupted: stopped with the search (Ctrl-C)
+    if (t.status == "running" || t.status == "interrupted") {
+      t.status = "running";
+      resumed_.push_back(Job{t.id, t.rung, rung_length(t.rung)});
+    }
   }
 }
 

@@ -1019,6 +1019,9 @@ LUA
     kill -INT $pid; wait $pid; rc=$?
     [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat ctrlc.txt)"
     interrupted=$(ls "$WORK"/ctrlc/search/objective/*.h5)
+    # the trials that were training say so, as the search file does
+    "$ENGINE" report "$interrupted" --format csv | grep -q ',interrupted,' ||
+      fail "no trial marked interrupted: $("$ENGINE" report "$interrupted" --format csv)"
     h5dump -a /status "$interrupted" | grep -q '"interrupted"' || fail "status is not interrupted"
     grep -qF "engine search --resume $interrupted" ctrlc.txt || fail "no resume hint: $(cat ctrlc.txt)"
     expect 0 "8 trials" -- "$ENGINE" search --resume "$interrupted" --threads 2

@@ -168,11 +168,21 @@ TEST_CASE("asha: the best of each rung go on, the rest stop early") {
   }
 }
 
-TEST_CASE("a restored search hands out its running trials first and starts no trial twice") {
+namespace {
+
+// A random searcher of max_trials trials, seed 9.
+search::SearcherConfig random_config(int64_t max_trials) {
   search::SearcherConfig config;
   config.name = "random";
-  config.max_trials = 4;
+  config.max_trials = max_trials;
   config.seed = 9;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("a restored search hands out its running trials first and starts no trial twice") {
+  const auto config = random_config(4);
   search::Searcher first(config, objective_space());
   const auto a = first.next(), b = first.next();
   first.finished(*a, 0.5);  // trial 0 done, trial 1 still running when the search is killed
@@ -186,6 +196,20 @@ TEST_CASE("a restored search hands out its running trials first and starts no tr
   REQUIRE(fresh);
   CHECK(fresh->trial == 2);
   CHECK((again.trial(2).hparams != again.trial(0).hparams));
+}
+
+TEST_CASE("a trial interrupted with the search (Ctrl-C) goes on when the search is resumed") {
+  const auto config = random_config(2);
+  search::Searcher first(config, objective_space());
+  const auto a = first.next();
+  std::vector<search::Trial> recorded = first.trials();
+  recorded.at(0).status = "interrupted";  // as the runner records it
+  search::Searcher again(config, objective_space());
+  again.restore(recorded);
+  const auto resumed = again.next();
+  REQUIRE(resumed);
+  CHECK(resumed->trial == a->trial);
+  CHECK(again.trial(a->trial).status == "running");
 }
 
 TEST_CASE("bad searcher settings are named") {
