@@ -39,6 +39,36 @@ hid_t memory_type(torch::ScalarType type) {
 
 using h5::open_dataset;
 
+// A tensor's dataset carries a checksum (HDF5's Fletcher32 filter, which h5py reads as well):
+// a flipped byte is found on reading instead of loading as another weight. The filter needs a
+// chunked layout: one chunk of the whole tensor, or of as many rows as fit in 1 GiB (a chunk
+// must stay under 4 GiB). Scalars and empty tensors stay contiguous, without one.
+Handle checksummed_layout(const std::vector<hsize_t>& dims, size_t element_bytes,
+                          const std::string& name) {
+  Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "make the layout of " + name);
+  hsize_t count = dims.empty() ? 0 : 1;
+  for (auto d : dims) count *= d;
+  if (count == 0) return plist;
+  std::vector<hsize_t> chunk = dims;
+  constexpr hsize_t kMostChunkBytes = hsize_t{1} << 30;
+  const hsize_t row_bytes = count / dims[0] * element_bytes;
+  if (row_bytes > kMostChunkBytes) return plist;  // one row over 1 GiB: no checksum
+  chunk[0] = std::min<hsize_t>(dims[0], std::max<hsize_t>(1, kMostChunkBytes / row_bytes));
+  h5::check_status(H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()),
+                   "chunk " + name);
+  h5::check_status(H5Pset_fletcher32(plist.get()), "checksum " + name);
+  return plist;
+}
+
+// Whether the dataset was written with a checksum (checksummed_layout).
+bool has_checksum(hid_t dataset) {
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose, "read a dataset's layout");
+  unsigned flags = 0;
+  size_t count = 0;
+  return H5Pget_filter_by_id2(plist.get(), H5Z_FILTER_FLETCHER32, &flags, &count, nullptr, 0,
+                              nullptr, nullptr) >= 0;
+}
+
 Handle dataset_space(hid_t dataset, const std::vector<hsize_t>& dims) {
   if (dims.empty()) return Handle(H5Screate(H5S_SCALAR), H5Sclose, "make a dataspace");
   return Handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
@@ -105,7 +135,8 @@ void write_tensor(hid_t parent, const std::string& name, const torch::Tensor& te
     }
     file_type = mem_type;
   }
-  Handle ds(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+  const auto layout = checksummed_layout(dims, H5Tget_size(file_type), name);
+  Handle ds(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, layout.get(),
                        H5P_DEFAULT),
             H5Dclose, "create dataset " + name);
   if (t.numel() > 0) {
@@ -172,9 +203,12 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
                           core::number_string(stored) + " bytes for it");
   }
   auto out = torch::empty(shape, torch::TensorOptions().dtype(t.dtype));
-  if (out.numel() > 0) {
-    h5::check_status(H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()),
-                     "read dataset " + name);
+  if (out.numel() > 0 &&
+      H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()) < 0) {
+    if (has_checksum(ds.get())) {
+      throw core::DataError(name + ": its bytes do not match their checksum: the file is damaged");
+    }
+    h5::check_status(-1, "read dataset " + name);
   }
   if (t.boolean) out = out.to(torch::kBool);
   if (has_attribute(ds.get(), kDtype)) {

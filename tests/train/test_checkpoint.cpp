@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "engine/core/errors.hpp"
 #include "engine/io/hdf5.hpp"
@@ -189,5 +190,35 @@ TEST_CASE("a checkpoint of a newer format is refused by every reader, naming it"
   CHECK_THROWS_WITH_AS(train::load_model_weights(path, *spec.model.module),
                        doctest::Contains(says.c_str()), core::DataError);
   CHECK_THROWS_WITH_AS(train::load_checkpoint(path, spec), doctest::Contains(says.c_str()),
+                       core::DataError);
+}
+
+TEST_CASE("a flipped byte in a checkpoint's tensor is found on loading, naming the tensor") {
+  const auto dir = test::scratch_dir("ckpt-flipped");
+  auto spec = one_epoch_with_checkpoint(dir);
+  const std::string path = dir + "/ckpt-8.h5";
+  haddr_t address = 0;
+  {
+    auto file = io::h5::open_file(path, false);
+    auto weight = io::h5::open_dataset(file.get(), "model/0.weight");
+    hsize_t size = 0;
+    unsigned mask = 0;
+    hsize_t offset[2] = {0, 0};
+    const hid_t space = H5Dget_space(weight.get());
+    const herr_t found = H5Dget_chunk_info(weight.get(), space, 0, offset, &mask, &address, &size);
+    H5Sclose(space);
+    REQUIRE(found >= 0);  // written chunked, with its checksum
+    REQUIRE(size > 64);
+  }
+  // 8 bytes in the middle of the weights, as a disk or a copy might change them
+  std::fstream bytes(path, std::ios::in | std::ios::out | std::ios::binary);
+  bytes.seekp(static_cast<std::streamoff>(address + 40));
+  bytes.write("\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f", 8);
+  bytes.close();
+  CHECK_THROWS_WITH_AS(train::load_model_weights(path, *spec.model.module),
+                       doctest::Contains("0.weight: its bytes do not match their checksum: the "
+                                         "file is damaged"),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(train::load_checkpoint(path, spec), doctest::Contains("0.weight"),
                        core::DataError);
 }
