@@ -399,7 +399,8 @@ void print_text(const PointRun& run) {
 
 // How a failed point's error is classified: the exception's type first, then its message.
 std::string failure_kind_of(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const c10::OutOfMemoryError*>(&e)) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const c10::OutOfMemoryError*>(&e) ||
+      dynamic_cast<const core::OutOfMemory*>(&e)) {
     return "oom";
   }
   return bench::failure_kind(core::describe_exception(e));

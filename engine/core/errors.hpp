@@ -62,6 +62,15 @@ class TrainingError : public Error {
   const char* kind() const override { return "training error"; }
 };
 
+// Memory ran out where the engine can say where (a layer's forward): exit 7, as libtorch's own
+// out-of-memory errors and std::bad_alloc that reach main().
+class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 7; }
+  const char* kind() const override { return "out of memory"; }
+};
+
 // The run was stopped by SIGINT or SIGTERM after saving a checkpoint; exits 128 + the signal,
 // as a shell reports a process killed by it.
 class Interrupted : public Error {

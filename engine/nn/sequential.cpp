@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <new>
+
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
@@ -10,18 +12,40 @@
 
 namespace engine::nn {
 
+namespace {
+
+// libtorch's CPU allocator says "not enough memory" in a plain c10::Error (1.13); the engine's
+// own and CUDA's throw c10::OutOfMemoryError
+bool out_of_memory(const c10::Error& e) {
+  return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+         std::string(e.what_without_backtrace()).find("not enough memory") != std::string::npos;
+}
+
+}  // namespace
+
 torch::Tensor forward_layer(torch::nn::AnyModule& layer, const torch::Tensor& input) {
+  // the dtype too when it is not the usual one (a float16 input on the CPU)
+  auto shape_of = [&] {
+    std::string shape = core::shape_string(input.sizes());
+    if (input.scalar_type() != torch::kFloat32) {
+      shape += " (" + core::dtype_name(input.scalar_type()) + ")";
+    }
+    return shape;
+  };
   try {
     return layer.forward(input);
   } catch (const LayerError&) {
     throw;
   } catch (const c10::Error& e) {
-    // the dtype too when it is not the usual one (a float16 input on the CPU)
-    std::string shape = core::shape_string(input.sizes());
-    if (input.scalar_type() != torch::kFloat32) {
-      shape += " (" + core::dtype_name(input.scalar_type()) + ")";
+    if (out_of_memory(e)) {  // not the input's fault: exit 7, where it happened
+      throw core::OutOfMemory("out of memory in layer " + describe_layer(*layer.ptr()) +
+                              " with an input of shape " + shape_of() + ": " +
+                              core::describe_exception(e));
     }
-    throw LayerError("", describe_layer(*layer.ptr()), shape, core::describe_exception(e));
+    throw LayerError("", describe_layer(*layer.ptr()), shape_of(), core::describe_exception(e));
+  } catch (const std::bad_alloc&) {
+    throw core::OutOfMemory("out of memory in layer " + describe_layer(*layer.ptr()) +
+                            " with an input of shape " + shape_of() + " (std::bad_alloc)");
   }
 }
 

@@ -43,6 +43,36 @@ TEST_CASE("a shape mismatch names the layer, its place and the input shape") {
   }
 }
 
+namespace {
+
+// A layer whose forward runs out of memory, as an allocator does.
+struct HungryImpl : torch::nn::Module {
+  torch::Tensor forward(const torch::Tensor&) {
+    C10_THROW_ERROR(OutOfMemoryError, "CPU: not enough memory: you tried to allocate 1 TiB");
+  }
+};
+TORCH_MODULE(Hungry);
+
+}  // namespace
+
+TEST_CASE(
+    "memory that runs out in a layer is out of memory (exit 7) naming it, not a shape error") {
+  nn::Sequential seq;
+  seq->push_back(AnyModule(torch::nn::Linear(4, 3)));
+  seq->push_back(AnyModule(Hungry()));
+  try {
+    seq->forward(torch::randn({5, 4}));
+    FAIL("expected core::OutOfMemory");
+  } catch (const nn::LayerError& e) {
+    FAIL("reported as a shape error: " << e.what());
+  } catch (const core::OutOfMemory& e) {
+    const std::string msg = e.what();
+    CHECK(e.exit_code() == 7);
+    CHECK(msg.find("out of memory in layer ") == 0);
+    CHECK(msg.find("with an input of shape [5, 3]: CPU: not enough memory") != std::string::npos);
+  }
+}
+
 TEST_CASE("the module tree shows names, layers and parameter counts") {
   nn::Sequential seq;
   seq->push_back(AnyModule(torch::nn::Linear(2, 2)));
