@@ -1,5 +1,7 @@
 #include "engine/dist/group.hpp"
 
+#include <csignal>
+
 // c10d's Gloo header includes Gloo's own, which Debian's libgloo-dev installs. PyTorch's Python
 // wheels do not ship them; built against one of those without libgloo-dev, the engine has no
 // Gloo process group (distributed training on CUDA only, through NCCL).
@@ -83,6 +85,10 @@ c10::intrusive_ptr<Group> process_group(c10::intrusive_ptr<Backend> backend,
 }  // namespace
 
 Group::Group(World world, torch::Device device) : world_(std::move(world)), device_(device) {
+  // A write to the socket of a rank that died must be an error (EPIPE) that the group reports
+  // as that rank gone, not SIGPIPE killing this rank first (which then read as the one that
+  // failed). Python, and so PyTorch's ranks, ignore SIGPIPE from the start.
+  std::signal(SIGPIPE, SIG_IGN);
   store_ = open_store(world_.rank == 0);
   join();
   try {
