@@ -24,6 +24,15 @@
 namespace engine::io {
 namespace {
 
+// A series of the run file must hold at least the rows its checkpoint counted.
+void check_rows_kept(const std::string& path, const std::string& series, size_t length,
+                     int64_t expected) {
+  if (length >= static_cast<size_t>(expected)) return;
+  throw core::DataError("run file " + path + ": /metrics/" + series + " has " +
+                        std::to_string(length) + " rows, the checkpoint expects " +
+                        std::to_string(expected) + "; it is not this checkpoint's run file");
+}
+
 // The device and inode a path names now (0, 0 when it names nothing).
 void remember_identity(const std::string& path, uint64_t* device, uint64_t* inode) {
   struct stat st {};
@@ -33,7 +42,6 @@ void remember_identity(const std::string& path, uint64_t* device, uint64_t* inod
 }
 
 namespace fs = std::filesystem;
-
 
 std::string local_time(const char* format) {
   std::time_t now = std::time(nullptr);
@@ -206,11 +214,7 @@ void RunWriter::check_continuable(const std::string& path,
     for (const auto& column : columns) {
       auto ds = h5::open_dataset(group.get(), column);
       const size_t length = h5::series_length(ds.get());
-      if (length < static_cast<size_t>(expected)) {
-        throw core::DataError("run file " + path + ": /metrics/" + name + "/" + column + " has " +
-                              std::to_string(length) + " rows, the checkpoint expects " +
-                              std::to_string(expected) + "; it is not this checkpoint's run file");
-      }
+      check_rows_kept(path, name + "/" + column, length, expected);
     }
   }
 }
@@ -221,11 +225,7 @@ void RunWriter::open_existing_split(const std::string& name, int64_t rows_kept) 
   for (const auto& column : members(s.group.get())) {
     auto ds = h5::open_dataset(s.group.get(), column);
     const size_t length = h5::series_length(ds.get());
-    if (length < static_cast<size_t>(rows_kept)) {
-      throw core::DataError("run file " + path_ + ": /metrics/" + name + "/" + column + " has " +
-                            std::to_string(length) + " rows, the checkpoint expects " +
-                            std::to_string(rows_kept) + "; it is not this checkpoint's run file");
-    }
+    check_rows_kept(path_, name + "/" + column, length, rows_kept);
     h5::truncate_series(ds.get(), static_cast<size_t>(rows_kept));
     if (column == "step")
       s.step = std::move(ds);
