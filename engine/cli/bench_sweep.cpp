@@ -192,7 +192,13 @@ int bench_sweep(const std::vector<std::string>& args) {
               path.c_str());
   std::fflush(stdout);
 
-  const auto outcome = bench::run_sweep(plan, file, run);
+  bench::SweepOutcome outcome;
+  try {
+    outcome = bench::run_sweep(plan, file, run);
+  } catch (const std::exception& e) {
+    file.finish("failed", core::describe_exception(e));
+    throw;
+  }
   std::printf("\n%s", bench::results_table(outcome.rows, outcome.settings).c_str());
   file.finish(outcome.interrupted ? "interrupted" : "completed");
   std::printf("%lld run, %lld kept from the file; results in %s\n",

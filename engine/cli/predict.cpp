@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/staged_output.hpp"
 #include "engine/io/prediction_writer.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/evaluator.hpp"
@@ -69,12 +71,10 @@ int predict_command(const std::vector<std::string>& args) {
   auto classes = pipeline.source().class_names();
   if (classes.empty()) classes = model_data.source().class_names();
 
-  std::ofstream file;
-  if (!output.empty()) {
-    file.open(output);
-    if (!file) throw core::IoError("cannot write " + output);
-  }
-  std::ostream& out = output.empty() ? std::cout : file;
+  // written whole or not at all: a failure half-way leaves a file already there as it was
+  std::optional<core::StagedOutput> file;
+  if (!output.empty()) file.emplace(output);
+  std::ostream& out = file ? file->stream() : std::cout;
   const bool class_output = !classes.empty() || (spec.loss && spec.loss->takes_class_targets());
   io::PredictionWriter writer(
       out, format == "jsonl" ? io::PredictionFormat::kJsonLines : io::PredictionFormat::kCsv,
@@ -88,10 +88,11 @@ int predict_command(const std::vector<std::string>& args) {
           "for engine predict");
     }
     writer.write(batch.indices, output_);
+    if (file) file->check();
   });
-  out.flush();
-  if (!output.empty()) {
-    if (!file) throw core::IoError("cannot write " + output);
+  if (!file) out.flush();
+  if (file) {
+    file->publish();
     std::fprintf(stderr, "%lld predictions written to %s\n", static_cast<long long>(writer.count()),
                  output.c_str());
   }

@@ -271,9 +271,9 @@ int search_command(const std::vector<std::string>& args) {
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
     });
-  } catch (...) {
+  } catch (const std::exception& e) {
     core::reset_interrupt_handlers();
-    file->finish("failed");
+    file->finish("failed", core::describe_exception(e));
     throw;
   }
   core::reset_interrupt_handlers();

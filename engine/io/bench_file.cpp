@@ -324,14 +324,20 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   h5::write_string_dataset(root, "plan", info.plan_text);
   points_ = h5::require_group(root, "points");
   if (existing) {
-    H5Fflush(root, H5F_SCOPE_GLOBAL);
+    h5::flush(root, path_);
   } else {
     h5::publish_staged_file(root, path_);
+  }
+  try {
+    room_ = core::DiskRoom(path_);
+  } catch (const core::IoError& e) {
+    finish("failed", e.what());
+    throw;
   }
 }
 
 BenchFile::~BenchFile() {
-  if (file_) H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  if (file_) H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);  // a destructor cannot say it failed
 }
 
 int64_t BenchFile::point_count() const {
@@ -348,6 +354,7 @@ std::vector<BenchPoint> BenchFile::points() const {
 }
 
 void BenchFile::write_point(const BenchPoint& point) {
+  room_.renew();
   const auto name = std::to_string(point.row.point);
   h5::remove(points_.get(), name);
   auto group = h5::create_group(points_.get(), name);
@@ -363,7 +370,7 @@ void BenchFile::write_point(const BenchPoint& point) {
     for (const auto& [part, ms] : point.part_ms) h5::write_doubles(parts.get(), part, ms);
   }
   write_row(point.row);
-  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  h5::flush(file_.get(), path_);
 }
 
 void BenchFile::update_row(const BenchRow& row) {
@@ -371,10 +378,11 @@ void BenchFile::update_row(const BenchRow& row) {
   if (!h5::exists(points_.get(), name)) {
     throw core::IoError("the benchmark file " + path_ + " has no point " + name + " to update");
   }
+  room_.renew();
   auto group = h5::open_group(points_.get(), name);
   write_attributes(group.get(), row_attributes(row));
   write_row(row);
-  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  h5::flush(file_.get(), path_);
 }
 
 void BenchFile::write_row(const BenchRow& row) {
@@ -398,10 +406,11 @@ void BenchFile::write_row(const BenchRow& row) {
   }
 }
 
-void BenchFile::finish(const std::string& status) {
+void BenchFile::finish(const std::string& status, const std::string& error) {
   h5::write_attribute(file_.get(), "status", status);
   h5::write_attribute(file_.get(), "finished_at", iso_timestamp());
-  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  if (!error.empty()) h5::write_attribute(file_.get(), "error", error);
+  h5::flush(file_.get(), path_);
 }
 
 }  // namespace engine::io

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/disk_room.hpp"
 #include "engine/io/hdf5.hpp"
 
 namespace engine::io {
@@ -95,14 +96,17 @@ class BenchFile {
   void write_point(const BenchPoint& point);
   // Rewrites a stored point's row (its /results record and attributes), then flushes.
   void update_row(const BenchRow& row);
-  // completed | failed | interrupted; sets finished_at and flushes.
-  void finish(const std::string& status);
+  // completed | failed | interrupted; sets finished_at (and error, when not empty) and flushes.
+  // Writes go through disk room taken before each point (core::DiskRoom): a full disk is an
+  // IoError before the point is written, and finish uses what is left of the room.
+  void finish(const std::string& status, const std::string& error = {});
   const std::string& path() const { return path_; }
 
  private:
   void write_row(const BenchRow& row);
 
   std::string path_;
+  core::DiskRoom room_;  // before file_: given back once the file is closed
   h5::Handle file_;
   h5::Handle points_;
 };

@@ -35,6 +35,12 @@ void check_status(herr_t status, const std::string& what) {
   if (status < 0) throw IoError("HDF5: cannot " + what + system_error_suffix());
 }
 
+void flush(hid_t file, const std::string& path) {
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) {
+    throw IoError("HDF5: cannot flush " + path + system_error_suffix());
+  }
+}
+
 std::string system_error_suffix() {
   std::string message;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_system_error, &message);

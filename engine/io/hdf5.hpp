@@ -44,6 +44,8 @@ std::string system_error_suffix();
 // Throws IoError("HDF5: cannot WHAT" and the system's reason) when an HDF5 call's status is
 // negative.
 void check_status(herr_t status, const std::string& what);
+// H5Fflush, an IoError naming `path` and the system's reason when it fails.
+void flush(hid_t file, const std::string& path);
 // Leaves out HDF5's own clean-up at exit, which crashes on a file whose close failed (a disk
 // that filled up while a checkpoint was written); every file the engine opens is closed by its
 // Handle before then. Call first thing in main.

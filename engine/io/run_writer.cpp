@@ -127,6 +127,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   metrics_ = h5::create_group(root, "metrics");
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
+  take_disk_room();
   flush();
 }
 
@@ -169,6 +170,7 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
   }
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
+  take_disk_room();
   flush();
 }
 
@@ -262,7 +264,7 @@ void RunWriter::forget_checkpoint(const std::string& checkpoint_path) {
 
 void RunWriter::write_stop_reason(const std::string& reason) {
   h5::write_attribute(file_.get(), "stop_reason", reason);
-  flush();
+  write_out();
 }
 
 RunWriter::~RunWriter() {
@@ -381,13 +383,27 @@ void RunWriter::finish(const std::string& status, const std::string& error) {
   h5::write_attribute(root, "finished_at", iso_timestamp());
   h5::write_attribute(root, "peak_resident_bytes", core::peak_resident_bytes());
   if (!error.empty()) h5::write_attribute(root, "error", error);
-  flush();
+  write_out();
+}
+
+void RunWriter::take_disk_room() {
+  try {
+    room_ = core::DiskRoom(path_);
+  } catch (const core::IoError& e) {
+    finish("failed", e.what());
+    throw;
+  }
 }
 
 void RunWriter::flush() {
+  room_.renew();
+  write_out();
+}
+
+void RunWriter::write_out() {
   write_waiting_rows();
   if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
-    throw core::IoError("HDF5: cannot flush " + path_);
+    throw core::IoError("HDF5: cannot flush " + path_ + h5::system_error_suffix());
   }
   last_flush_ = std::chrono::steady_clock::now();
   check_still_there();

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/core/disk_room.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/hparam.hpp"
 
@@ -98,7 +99,9 @@ class RunWriter {
   void write_stop_reason(const std::string& reason);
   // status: completed | failed | interrupted. Sets finished_at; error is stored when non-empty.
   void finish(const std::string& status, const std::string& error = {});
-  // Writes the waiting rows and flushes the file now.
+  // Writes the waiting rows and flushes the file now. Disk room for the flush is taken first
+  // (core::DiskRoom): when there is none, an IoError with the system's reason, the file holding
+  // every row of the flushes before; the writer's last flushes (finish) then use what is left.
   void flush();
   // flush() when the policy's time has passed since the last one and rows wait (cheap: a clock
   // reading), for callers that tick more often than rows arrive.
@@ -128,9 +131,16 @@ class RunWriter {
   // replaced during the run): the rows written from then on would be lost.
   void check_still_there();
 
+  // Takes the file's disk room; a disk already full marks the run failed and says why.
+  void take_disk_room();
+  // flush() without renewing the room: a run's last writes (why it stopped, its status), which
+  // must reach the file when the room could not be renewed, go in what is left of it.
+  void write_out();
+
   std::string path_;
   uint64_t device_ = 0, inode_ = 0;  // the file's identity when it was opened
   bool gone_ = false;
+  core::DiskRoom room_;  // before file_: given back once the file is closed
   h5::Handle file_;
   h5::Handle metrics_;
   std::map<std::string, Split> splits_;

@@ -75,6 +75,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   trials_ = h5::create_group(root, "trials");
   h5::publish_staged_file(root, path_);
+  take_disk_room();
 }
 
 SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {
@@ -90,10 +91,21 @@ SearchFile::SearchFile(const std::string& path, const std::string& command) : pa
   h5::write_attribute(root, "resume_command", command);
   h5::write_attribute(root, "status", std::string("running"));
   trials_ = h5::open_group(root, "trials");
-  H5Fflush(root, H5F_SCOPE_GLOBAL);
+  h5::flush(root, path_);
+  take_disk_room();
+}
+
+void SearchFile::take_disk_room() {
+  try {
+    room_ = core::DiskRoom(path_);
+  } catch (const core::IoError& e) {
+    finish("failed", e.what());
+    throw;
+  }
 }
 
 void SearchFile::write_trial(const SearchTrialRecord& trial) {
+  room_.renew();
   const std::string name = std::to_string(trial.id);
   h5::remove(trials_.get(), name);
   auto group = h5::create_group(trials_.get(), name);
@@ -110,10 +122,11 @@ void SearchFile::write_trial(const SearchTrialRecord& trial) {
   auto hparams = h5::create_group(g, "hparams");
   write_hparams(hparams.get(), trial.hparams);
   write_metric_splits(g, trial.metrics);
-  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  h5::flush(file_.get(), path_);
 }
 
 void SearchFile::write_best(const SearchBest& best) {
+  room_.renew();
   const hid_t root = file_.get();
   h5::remove(root, "best");
   auto group = h5::create_group(root, "best");
@@ -122,14 +135,15 @@ void SearchFile::write_best(const SearchBest& best) {
   h5::write_attribute(group.get(), "value", best.value);
   auto hparams = h5::create_group(group.get(), "hparams");
   write_hparams(hparams.get(), best.hparams);
-  H5Fflush(root, H5F_SCOPE_GLOBAL);
+  h5::flush(root, path_);
 }
 
-void SearchFile::finish(const std::string& status) {
+void SearchFile::finish(const std::string& status, const std::string& error) {
   const hid_t root = file_.get();
   h5::write_attribute(root, "status", status);
   h5::write_attribute(root, "finished_at", iso_timestamp());
-  H5Fflush(root, H5F_SCOPE_GLOBAL);
+  if (!error.empty()) h5::write_attribute(root, "error", error);
+  h5::flush(root, path_);
 }
 
 SearchContents read_search_file(const std::string& path) {

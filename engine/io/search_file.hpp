@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/disk_room.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/hparam.hpp"
 #include "engine/io/result_file.hpp"
@@ -63,12 +64,17 @@ class SearchFile {
   // Writes (replaces) /trials/<id> and flushes.
   void write_trial(const SearchTrialRecord& trial);
   void write_best(const SearchBest& best);
-  // status: completed | failed | interrupted; sets finished_at.
-  void finish(const std::string& status);
+  // status: completed | failed | interrupted; sets finished_at (and error, when not empty).
+  // Writes go through disk room taken before each trial (core::DiskRoom): a full disk is an
+  // IoError before the trial is written, and finish uses what is left of the room.
+  void finish(const std::string& status, const std::string& error = {});
   const std::string& path() const { return path_; }
 
  private:
+  void take_disk_room();
+
   std::string path_;
+  core::DiskRoom room_;  // before file_: given back once the file is closed
   h5::Handle file_;
   h5::Handle trials_;
 };

@@ -189,9 +189,92 @@ local spec = dofile('$S/base.lua')
 spec.trainer = function(hp) return {epochs = 100000, log_every = 1} end
 return spec
 LUA
-( sleep 3; rm -f "$WORK"/deleted/base/*.h5 ) &
+# deleted once its first rows are in it (an event, not a time)
+( until HDF5_USE_FILE_LOCKING=FALSE h5dump -d /metrics/train/step "$WORK"/deleted/base/*.h5 >/dev/null 2>&1; do
+    [ -e "$WORK/deleted.ended" ] && exit 0  # the case did not run, or ended first
+    sleep 0.05
+  done
+  rm -f "$WORK"/deleted/base/*.h5 ) &
 bad fs.run_file_deleted 5 "was deleted or replaced during the run" -- timeout 120 "$ENGINE" train "$WORK/long.lua" --set root="$WORK/tiny" -q --out "$WORK/deleted"
+touch "$WORK/deleted.ended"
 wait
+
+# a disk that fills up at each write path (disk_full.sh, on a 32 MiB tmpfs in a mount namespace
+# of its own): exit 5 with the system's reason, the file failed and saying why, everything
+# written before the disk filled still there and whole
+NS=(unshare -m)
+"${NS[@]}" true 2>/dev/null || NS=(unshare -rm)  # not root: a user namespace of its own
+disk_full() { "${NS[@]}" "$HERE/disk_full.sh" "$ENGINE" "$WORK" "$1" "$REPO"; }
+# rows CASE FILE: /metrics/train/step holds 1, 2, ... N, every row whole (no zeros, no gaps)
+rows() {
+  if [ -n "$ONLY" ] && [ "${1#"$ONLY"}" = "$1" ]; then return; fi
+  local steps
+  steps=$(h5dump -d /metrics/train/step -y -w 0 "$2" 2>/dev/null | sed -n '/DATA {/,/}/p' |
+    tr -c '0-9\n' ' ' | tr -s ' ' '\n' | grep -v '^$')
+  if [ -n "$steps" ] && [ "$steps" = "$(seq 1 "$(printf '%s\n' "$steps" | wc -l)")" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: $2's train rows are not 1..N: $(printf '%s' "$steps" | tr '\n' ' ' | head -c 300)"
+  fi
+}
+# status_says CASE FILE FRAGMENT: the file's status is failed and its error says FRAGMENT
+status_says() {
+  if [ -n "$ONLY" ] && [ "${1#"$ONLY"}" = "$1" ]; then return; fi
+  if h5dump -a status "$2" 2>/dev/null | grep -q '"failed"' &&
+     h5dump -a error "$2" 2>/dev/null | grep -qF -- "$3"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $1: ${2:-(no file)} does not say status failed with '$3'"
+  fi
+}
+cat > "$WORK/disk_rows.lua" <<LUA
+local spec = dofile('$S/base.lua')
+spec.trainer = function(hp) return {epochs = 100000, log_every = 1, checkpoint_every = false} end
+return spec
+LUA
+cat > "$WORK/disk_checkpoints.lua" <<LUA
+local spec = dofile('$S/base.lua')
+spec.trainer = function(hp)
+  return {epochs = 100000, log_every = 1000, checkpoint_every = 1, keep_checkpoints = 2}
+end
+return spec
+LUA
+cat > "$WORK/disk_sweep.lua" <<LUA
+return {
+  kind = 'benchmark', name = 'disk',
+  parameters = {model = 'mlp', num_warmup_batches = 1, num_batches = 2, threads = 1},
+  variables = {_repeat = {}, batch_size = {8, 16}},
+}
+LUA
+sed -i "s/_repeat = {}/_repeat = {$(seq -s, 1 500)}/" "$WORK/disk_sweep.lua"
+full="No space left on device"
+bad fs.disk_full_flush 5 "$full" -- disk_full disk_full_flush
+run=$(ls "$WORK"/disk_full_flush/left/runs/base/*.h5 2>/dev/null)
+status_says fs.disk_full_flush "$run" "$full"
+rows fs.disk_full_flush "$run"
+bad fs.disk_full_checkpoint 5 "cannot write checkpoint" "$full" -- disk_full disk_full_checkpoint
+status_says fs.disk_full_checkpoint "$(ls "$WORK"/disk_full_checkpoint/left/runs/base/*.h5 2>/dev/null)" "$full"
+ckpt=$(ls "$WORK"/disk_full_checkpoint/left/runs/base/*/ckpt-*.h5 2>/dev/null | tail -1)
+bad fs.disk_full_checkpoint.earlier_loads 0 "validation" -- "$ENGINE" eval "$S/base.lua" --checkpoint "${ckpt:-none}" --set root="$WORK/tiny" --out "$WORK/disk_eval"
+bad fs.disk_full_bench 5 "$full" -- disk_full disk_full_bench
+sweep=$(ls "$WORK"/disk_full_bench/left/bench/bench/disk/*.h5 2>/dev/null)
+status_says fs.disk_full_bench "$sweep" "$full"
+bad fs.disk_full_bench.earlier_points 0 "mlp" -- "$ENGINE" report "${sweep:-none}"
+bad fs.disk_full_search 5 "$full" -- disk_full disk_full_search
+status_says fs.disk_full_search "$(ls "$WORK"/disk_full_search/left/runs/search/objective/*.h5 2>/dev/null)" "$full"
+selected() { [ -z "$ONLY" ] || [ "${1#"$ONLY"}" != "$1" ]; }
+if selected fs.disk_full_predict; then
+  "$ENGINE" train "$REPO/scripts/loans_wide_deep.lua" --set root="$WORK/loans/data" --set epochs=1 \
+    -q --out "$WORK/loans/runs" >/dev/null 2>&1
+  printf 'row,prediction\n1,earlier\n' > "$WORK/predictions.csv"
+fi
+bad fs.disk_full_predict 5 "$full" "nothing was written there" -- disk_full disk_full_predict
+if selected fs.disk_full_predict; then
+  cmp -s "$WORK/predictions.csv" "$WORK/disk_full_predict/left/predictions.csv" && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL fs.disk_full_predict: the earlier predictions changed"; }
+fi
 
 # --- benchmarks
 bad bench.unknown_model 2 "resnet19" -- "$ENGINE" bench --model resnet19
