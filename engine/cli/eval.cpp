@@ -6,6 +6,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/activity.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/timer.hpp"
 #include "engine/train/evaluator.hpp"
@@ -39,7 +40,10 @@ int eval_command(const std::vector<std::string>& args) {
     train::Evaluator evaluator(spec);
     evaluator.set_position(1, step);
     core::Timer clock;
-    const auto metrics = evaluator.run(*pipeline);
+    const auto metrics = [&] {
+      core::Activity activity("the evaluation of the checkpoint");
+      return evaluator.run(*pipeline);
+    }();
     writer.append_metrics(split, step, 0, clock.seconds(), metrics);
     writer.write_stop_reason("evaluated " + context.checkpoint());
     writer.finish("completed");

@@ -97,20 +97,20 @@ int main(int argc, char** argv) {
     return dispatch(command, args);
   } catch (const engine::core::ScriptError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
     if (!e.traceback().empty()) std::fprintf(stderr, "%s\n", e.traceback().c_str());
     return e.exit_code();
   } catch (const engine::core::Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
     return e.exit_code();
-  } catch (const c10::OutOfMemoryError& e) {
+  } catch (const c10::OutOfMemoryError& e) {  // "out of memory in WHERE: ..."
     std::fflush(stdout);
-    std::fprintf(stderr, "error: out of memory: %s\n", engine::core::describe_exception(e).c_str());
+    std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
     return kOutOfMemoryExitCode;
   } catch (const std::bad_alloc& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: out of memory (std::bad_alloc)\n");
+    std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
     return kOutOfMemoryExitCode;
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -12,6 +12,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/activity.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/staged_output.hpp"
 #include "engine/io/prediction_writer.hpp"
@@ -81,6 +82,7 @@ int predict_command(const std::vector<std::string>& args) {
       classes, class_output);
   train::Evaluator evaluator(spec);
   evaluator.set_position(1, context.checkpoint_info().step);
+  core::Activity activity("the predictions");
   evaluator.run(pipeline, [&](const data::Batch& batch, const torch::Tensor& output_) {
     if (!output_.defined()) {
       throw core::ScriptError(

@@ -2,6 +2,10 @@
 
 #include <c10/util/Exception.h>
 
+#include <new>
+
+#include "engine/core/activity.hpp"
+
 namespace engine::core {
 namespace {
 
@@ -21,6 +25,21 @@ std::string with_float16_hint(std::string text) {
 }  // namespace
 
 std::string describe_exception(const std::exception& e) {
+  // out of memory is said with where it ran out: the allocator's own words do not say
+  const std::string& where = Activity::failed_in();
+  const std::string in_where = where.empty() ? "" : " in " + where;
+  if (auto* oom = dynamic_cast<const c10::OutOfMemoryError*>(&e)) {
+    return "out of memory" + in_where + ": " + oom->what_without_backtrace();
+  }
+  if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    return "out of memory" + in_where + " (std::bad_alloc)";
+  }
+  // the engine's own (a layer's forward) and a script's error that ran out of memory in C++
+  if (auto* error = dynamic_cast<const Error*>(&e);
+      error && error->exit_code() == OutOfMemory("").exit_code() && !where.empty() &&
+      std::string(e.what()).find(where) == std::string::npos) {
+    return std::string(e.what()) + " (in " + where + ")";
+  }
   if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
     return with_float16_hint(c10_error->what_without_backtrace());
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "engine/core/activity.hpp"
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
@@ -121,7 +122,10 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group
     if (has_checkpoint()) group->barrier();
   }
   core::seed_everything(seed_);
-  spec_ = script_->build(device, seed_);
+  {
+    core::Activity activity("building the script's model, data and optimizer");
+    spec_ = script_->build(device, seed_);
+  }
   if (request_.epochs) {
     spec_.options.epochs = *request_.epochs;
     spec_.options.steps = 0;

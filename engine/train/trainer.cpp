@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "engine/core/activity.hpp"
 #include "engine/core/device.hpp"
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
@@ -231,6 +232,7 @@ bool Trainer::backward(const torch::Tensor& loss) {
     return false;
   }
   AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward runs outside autocast
+  core::Activity activity("the backward pass of step", state_.step + 1);
   auto scaled = loss;
   if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
   if (use_scaler_) scaled = scaler_.scale(scaled);
@@ -290,6 +292,7 @@ bool Trainer::step() {
 }
 
 void Trainer::optimizer_step() {
+  core::Activity activity("the optimizer's update at step", state_.step + 1);
   micro_ = 0;
   const auto& o = spec_.options;
   bool finite = true;
@@ -338,6 +341,7 @@ void Trainer::stop(const std::string& reason) {
 // ---- the loop ----
 
 BatchResult Trainer::optimize_batch(const data::Batch& batch) {
+  core::Activity activity("the forward pass and loss of step", state_.step + 1);
   if (spec_.options.cuda_graphs) {
     if (auto replayed = graphed_batch(batch)) return *replayed;
     // the last replay left its gradients in place (the graph's own memory): an eager backward
@@ -782,7 +786,10 @@ void Trainer::train_epoch() {
   bool exhausted = false;
   int64_t skipped_here = 0;  // by the batches trained so far, not the one read ahead
   while (!stop_ && state_.step < total_steps_) {
-    auto batch = batches.next();
+    auto batch = [&] {
+      core::Activity activity("reading the training data for step", state_.step + 1);
+      return batches.next();
+    }();
     if (!batch) {
       exhausted = true;
       break;
@@ -906,6 +913,7 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
 
 std::map<std::string, double> Trainer::validate() {
   if (!spec_.validation_data) return {};
+  core::Activity activity("the validation after step", state_.step);
   Evaluator evaluator(spec_, this);
   if (parallel_) {
     evaluator.combine_with([this](MetricAccumulator& m, int64_t& skipped) {
@@ -994,6 +1002,7 @@ bool inside_folder(const std::string& file, const std::string& folder) {
 }  // namespace
 
 void Trainer::checkpoint() {
+  core::Activity activity("writing the checkpoint of step", state_.step);
   settle();  // the window's sums go into the checkpoint; a non-finite loss must not
   namespace fs = std::filesystem;
   const auto& policy = spec_.options.checkpoint;

@@ -78,6 +78,8 @@ bad script.metric_errors 3 "metric_errors.lua:3: the metric broke" -- train "$S/
 bad script.error_tostring_fails 3 "(error object is a table value; its __tostring failed: " "tostring broke)" -- train "$S/error_tostring_fails.lua"
 bad script.metric_returns_string 3 "metric 'word' must return a number (got string)" -- train "$S/metric_returns_string.lua"
 bad script.forward_not_tensor 3 "Odd:forward returned a number" -- train "$S/forward_not_tensor.lua"
+# memory that runs out in C++ called from a script: out of memory's exit code, and where
+bad script.model_out_of_memory 7 "model_out_of_memory.lua:4: out of memory" "3136000000000000 bytes" "(in building the script's model, data and optimizer)" -- train "$S/model_out_of_memory.lua"
 bad script.forward_int64 3 "the model's forward returned int64 values (shape [" "has no gradient" -- train "$S/forward_int64.lua"
 bad script.train_batch_no_loss 3 "train_batch must return a table with 'loss'" -- train "$S/train_batch_no_loss.lua"
 bad script.recursion 3 "recursion.lua:4: stack overflow" -- train "$S/recursion.lua"

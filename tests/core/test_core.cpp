@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <c10/util/Exception.h>
+
+#include <new>
+
+#include "engine/core/activity.hpp"
 #include "engine/core/device.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
@@ -102,4 +107,46 @@ TEST_CASE("names that become files or HDF5 datasets are checked as written") {
                        "the script's name '../x' cannot name a file or an HDF5 dataset: it must "
                        "not be empty, '.' or '..', nor hold '/', '\\' or control characters",
                        UsageError);
+}
+
+TEST_CASE("out of memory is said with the activity it ran out in") {
+  const auto run_out = [] {
+    engine::core::Activity step("the forward pass and loss of step", 12);
+    engine::core::Activity backward("the backward pass of step", 12);
+    C10_THROW_ERROR(OutOfMemoryError, "CPU: not enough memory: you tried to allocate 64 bytes.");
+  };
+  try {
+    run_out();
+    FAIL("no exception");
+  } catch (const std::exception& e) {
+    CHECK(engine::core::describe_exception(e) ==
+          "out of memory in the backward pass of step 12: CPU: not enough memory: you tried to "
+          "allocate 64 bytes.");
+  }
+  try {
+    engine::core::Activity reading("reading the training data for step", 3);
+    throw std::bad_alloc();
+  } catch (const std::exception& e) {
+    CHECK(engine::core::describe_exception(e) ==
+          "out of memory in reading the training data for step 3 (std::bad_alloc)");
+  }
+  {
+    engine::core::Activity next("the validation after step",
+                                20);  // a new activity: the last is done
+  }
+  CHECK(engine::core::Activity::failed_in().empty());
+  try {
+    throw std::bad_alloc();  // outside any activity
+  } catch (const std::exception& e) {
+    CHECK(engine::core::describe_exception(e) == "out of memory (std::bad_alloc)");
+  }
+  try {
+    engine::core::Activity step("the forward pass and loss of step", 5);
+    throw engine::core::OutOfMemory(
+        "out of memory in layer '1' Linear(in_features=2, out_features=3)");
+  } catch (const std::exception& e) {
+    CHECK(engine::core::describe_exception(e) ==
+          "out of memory in layer '1' Linear(in_features=2, out_features=3) (in the forward pass "
+          "and loss of step 5)");
+  }
 }

@@ -1,6 +1,9 @@
 #include "engine/lua/runtime/runtime.hpp"
 
+#include <c10/util/Exception.h>
+
 #include <cstring>
+#include <new>
 
 #include <filesystem>
 #include <fstream>
@@ -216,6 +219,12 @@ std::string current_exception_message(lua_State* L) {
   } catch (const core::Error& e) {
     exit_code = e.exit_code();
     message = e.what();
+  } catch (const c10::OutOfMemoryError& e) {  // the script's error keeps out of memory's code
+    exit_code = core::OutOfMemory("").exit_code();
+    message = core::describe_exception(e);
+  } catch (const std::bad_alloc& e) {
+    exit_code = core::OutOfMemory("").exit_code();
+    message = core::describe_exception(e);
   } catch (const std::exception& e) {
     message = core::describe_exception(e);
   } catch (...) {
