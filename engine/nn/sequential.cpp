@@ -40,7 +40,7 @@ torch::Tensor forward_layer(torch::nn::AnyModule& layer, const torch::Tensor& in
     if (out_of_memory(e)) {  // not the input's fault: exit 7, where it happened
       throw core::OutOfMemory("out of memory in layer " + describe_layer(*layer.ptr()) +
                               " with an input of shape " + shape_of() + ": " +
-                              core::describe_exception(e));
+                              e.what_without_backtrace());
     }
     throw LayerError("", describe_layer(*layer.ptr()), shape_of(), core::describe_exception(e));
   } catch (const std::bad_alloc&) {

@@ -689,7 +689,7 @@ return {
 LUA
     expect 0 "9 points, 5 to run, 4 inactive" "extensions[1]; enabled = false" -- "$ENGINE" bench failing.lua --dry-run
     expect 0 "cannot take an input of shape [64, 4]" "killed by SIGSEGV (segmentation fault)" \
-      "failed   CPU: not enough memory" "skipped  batch 400000 ran out of memory at point 8" \
+      "failed   out of memory: CPU: not enough memory" "skipped  batch 400000 ran out of memory at point 8" \
       "4 run, 0 kept from the file" -- "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
     expect 0 "0 run, 4 kept from the file" "show it: engine report " -- \
       "$ENGINE" bench failing.lua --max_memory 1G --timeout 120
@@ -701,6 +701,14 @@ LUA
     expect 0 "the engine could not be loaded: error while loading shared libraries" \
       "too little address space for libtorch" -- \
       "$ENGINE" bench failing.lua --max_memory 64M --timeout 120 --out tiny_space --var model=mlp --set batch_size=64
+    # a training step that runs out of memory (6 GB of address space, ResNet-50 at batch 256):
+    # exit 7, naming the layer, its input and the step, and the run file says the same
+    expect 7 "out of memory in layer ReLU() with an input of shape [256, 64, 56, 56]" \
+      "(in the forward pass and loss of step 1)" -- \
+      prlimit --as=6000000000 "$ENGINE" train "$REPO/scripts/gpu/oom_train.lua" --set batch=256 \
+      --threads 2 -q --out oom
+    h5dump -a error oom/oom_train/*.h5 | grep -qF "(in the forward pass and loss of step 1)" ||
+      fail "the run file's error does not say where memory ran out"
     ;;
   bench_sweep)
     # a point over --timeout: its process group is killed
