@@ -13,6 +13,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/io/hdf5.hpp"
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writers report as
   // an I/O error naming the file, instead of killing the process with SIGXFSZ mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
+  engine::core::install_damaged_file_handlers();
   engine::io::h5::skip_cleanup_at_exit();
 
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||

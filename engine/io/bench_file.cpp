@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/version.hpp"
@@ -260,30 +261,34 @@ std::string BenchFile::latest_path(const std::string& root, const std::string& n
 }
 
 BenchContents BenchFile::read_all(const std::string& path) {
-  BenchContents contents;
-  contents.path = path;
-  auto file = h5::open_file_while_written(path);
-  contents.attributes = h5::read_attributes(file.get());
-  if (!h5::exists(file.get(), "points")) {
-    throw core::IoError(path + " is not a benchmark file (no /points)");
-  }
-  h5::check_format_version(file.get(), path, kBenchFormatVersion);
-  auto points = h5::open_group(file.get(), "points");
-  std::vector<int64_t> indices;  // a sweep killed early or resumed may leave gaps
-  for (const auto& name : members(points.get())) {
-    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
-      indices.push_back(std::stoll(name));
+  return core::reading_file(path, [&] {
+    BenchContents contents;
+    contents.path = path;
+    auto file = h5::open_file_while_written(path);
+    contents.attributes = h5::read_attributes(file.get());
+    if (!h5::exists(file.get(), "points")) {
+      throw core::IoError(path + " is not a benchmark file (no /points)");
     }
-  }
-  std::sort(indices.begin(), indices.end());
-  for (int64_t i : indices) contents.points.push_back(read_point_at(points.get(), i, true));
-  return contents;
+    h5::check_format_version(file.get(), path, kBenchFormatVersion);
+    auto points = h5::open_group(file.get(), "points");
+    std::vector<int64_t> indices;  // a sweep killed early or resumed may leave gaps
+    for (const auto& name : members(points.get())) {
+      if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+        indices.push_back(std::stoll(name));
+      }
+    }
+    std::sort(indices.begin(), indices.end());
+    for (int64_t i : indices) contents.points.push_back(read_point_at(points.get(), i, true));
+    return contents;
+  });
 }
 
 BenchPoint BenchFile::read_point(const std::string& path, int64_t index) {
-  auto file = h5::open_file(path, false);
-  auto points = h5::open_group(file.get(), "points");
-  return read_point_at(points.get(), index, true);
+  return core::reading_file(path, [&] {
+    auto file = h5::open_file(path, false);
+    auto points = h5::open_group(file.get(), "points");
+    return read_point_at(points.get(), index, true);
+  });
 }
 
 BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(path) {
@@ -294,6 +299,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
     const auto folder = fs::path(path).parent_path();
     if (!folder.empty()) fs::create_directories(folder, ec);
   }
+  core::ReadingFile guard(path);  // an existing file goes on: read first
   file_ = existing ? h5::open_file(path, true) : h5::create_staged_file(path);
   const hid_t root = file_.get();
   if (!existing) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 
 namespace engine::io::h5 {
 namespace {
@@ -388,9 +389,22 @@ void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t 
       "append rows");
 }
 
+void check_declared_bytes(hid_t dataset, double declared_bytes, const std::string& what) {
+  constexpr double kMostRatio = 1032;
+  constexpr double kSmall = 1 << 20;
+  const auto stored = static_cast<double>(H5Dget_storage_size(dataset));
+  if (declared_bytes > kSmall && declared_bytes > stored * kMostRatio) {
+    throw core::DataError(what + " declares " + core::number_string(declared_bytes) +
+                          " bytes but the file stores " + core::number_string(stored) +
+                          " bytes for it: the file is damaged");
+  }
+}
+
 std::vector<double> read_doubles(hid_t parent, const std::string& name) {
   Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
-  std::vector<double> out(series_length(ds.get()));
+  const size_t length = series_length(ds.get());
+  check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(double), name);
+  std::vector<double> out(length);
   if (!out.empty()) {
     check_status(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
                  "read dataset " + name);
@@ -400,7 +414,9 @@ std::vector<double> read_doubles(hid_t parent, const std::string& name) {
 
 std::vector<int64_t> read_ints(hid_t parent, const std::string& name) {
   Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
-  std::vector<int64_t> out(series_length(ds.get()));
+  const size_t length = series_length(ds.get());
+  check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(int64_t), name);
+  std::vector<int64_t> out(length);
   if (!out.empty()) {
     check_status(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
                  "read dataset " + name);

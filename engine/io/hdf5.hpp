@@ -105,6 +105,11 @@ Handle create_series(hid_t parent, const std::string& name, hid_t type);
 // Appends values at the end of a series created by create_series.
 void append_series(hid_t dataset, hid_t memory_type, const void* values, size_t count);
 size_t series_length(hid_t dataset);
+// A DataError when a dataset declares far more bytes than the file stores for it, checked before
+// anything is allocated for them: HDF5 can declare terabytes in a few bytes (chunks never
+// written read as the fill value; one damaged byte in a dimension does it), and compression
+// packs at most ~1000 bytes into one. Files the engine or h5py wrote pass. `what` names it.
+void check_declared_bytes(hid_t dataset, double declared_bytes, const std::string& what);
 // Cuts a series back to its first `length` values (resumed runs drop rows logged after their
 // checkpoint).
 void truncate_series(hid_t dataset, size_t length);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
@@ -87,8 +88,10 @@ std::string attribute_text(const h5::Attribute& value) {
 }  // namespace
 
 ResultKind result_kind(const std::string& path) {
-  const auto file = open_result(path);
-  return kind_of(file.get());
+  return core::reading_file(path, [&] {
+    const auto file = open_result(path);
+    return kind_of(file.get());
+  });
 }
 
 std::string kind_name(ResultKind kind) {
@@ -121,35 +124,37 @@ std::string RunFile::status() const {
 namespace {
 
 RunFile read_run_once(const std::string& path, bool held) {
-  RunFile run;
-  run.path = path;
-  run.held = held;
-  const auto file = open_result(path);
-  const ResultKind kind = kind_of(file.get());
-  if (kind != ResultKind::kRun) {
-    throw core::IoError(path + " is " + kind_name(kind) + ", not a run file (no /metrics)");
-  }
-  h5::check_format_version(file.get(), path, kRunFormatVersion);
-  run.attributes = h5::read_attributes(file.get());
-  if (h5::exists(file.get(), "hparams")) {
-    run.hparams = read_hparams(h5::open_group(file.get(), "hparams").get());
-  }
-  const auto metrics = h5::open_group(file.get(), "metrics");
-  for (const auto& split : members(metrics.get())) {
-    run.metrics[split] = read_metric_split(h5::open_group(metrics.get(), split).get());
-  }
-  if (h5::exists(file.get(), "checkpoints")) {
-    const auto group = h5::open_group(file.get(), "checkpoints");
-    for (const auto& [name, value] : h5::read_attributes(group.get())) {
-      if (name == "latest") {
-        run.latest_checkpoint = attribute_text(value);
-      } else if (const auto* step = std::get_if<int64_t>(&value)) {
-        run.checkpoints[name] = *step;
+  return core::reading_file(path, [&] {
+    RunFile run;
+    run.path = path;
+    run.held = held;
+    const auto file = open_result(path);
+    const ResultKind kind = kind_of(file.get());
+    if (kind != ResultKind::kRun) {
+      throw core::IoError(path + " is " + kind_name(kind) + ", not a run file (no /metrics)");
+    }
+    h5::check_format_version(file.get(), path, kRunFormatVersion);
+    run.attributes = h5::read_attributes(file.get());
+    if (h5::exists(file.get(), "hparams")) {
+      run.hparams = read_hparams(h5::open_group(file.get(), "hparams").get());
+    }
+    const auto metrics = h5::open_group(file.get(), "metrics");
+    for (const auto& split : members(metrics.get())) {
+      run.metrics[split] = read_metric_split(h5::open_group(metrics.get(), split).get());
+    }
+    if (h5::exists(file.get(), "checkpoints")) {
+      const auto group = h5::open_group(file.get(), "checkpoints");
+      for (const auto& [name, value] : h5::read_attributes(group.get())) {
+        if (name == "latest") {
+          run.latest_checkpoint = attribute_text(value);
+        } else if (const auto* step = std::get_if<int64_t>(&value)) {
+          run.checkpoints[name] = *step;
+        }
       }
     }
-  }
-  if (h5::exists(file.get(), "script")) run.script_text = read_string(file.get(), "script");
-  return run;
+    if (h5::exists(file.get(), "script")) run.script_text = read_string(file.get(), "script");
+    return run;
+  });
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/sha256.hpp"
@@ -175,50 +176,54 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
 }
 
 RunWriter::Segment RunWriter::latest_segment(const std::string& path) {
-  auto file = h5::open_file_while_written(path);
-  const hid_t root = file.get();
-  Segment segment;
-  const int64_t resumes =
-      h5::has_attribute(root, "resumes") ? h5::read_int_attribute(root, "resumes") : 0;
-  for (int64_t n = resumes; n >= 0; --n) {  // the latest one recorded
-    const std::string prefix = n > 0 ? "resume_" + std::to_string(n) + "_" : "";
-    if (!h5::has_attribute(root, prefix + "threads")) continue;
-    segment.threads = h5::read_int_attribute(root, prefix + "threads");
-    if (h5::has_attribute(root, prefix + "device")) {
-      segment.device = h5::read_string_attribute(root, prefix + "device");
+  return core::reading_file(path, [&] {
+    auto file = h5::open_file_while_written(path);
+    const hid_t root = file.get();
+    Segment segment;
+    const int64_t resumes =
+        h5::has_attribute(root, "resumes") ? h5::read_int_attribute(root, "resumes") : 0;
+    for (int64_t n = resumes; n >= 0; --n) {  // the latest one recorded
+      const std::string prefix = n > 0 ? "resume_" + std::to_string(n) + "_" : "";
+      if (!h5::has_attribute(root, prefix + "threads")) continue;
+      segment.threads = h5::read_int_attribute(root, prefix + "threads");
+      if (h5::has_attribute(root, prefix + "device")) {
+        segment.device = h5::read_string_attribute(root, prefix + "device");
+      }
+      if (n > 0 && h5::has_attribute(root, prefix + "step")) {
+        segment.step = h5::read_int_attribute(root, prefix + "step");
+      }
+      break;
     }
-    if (n > 0 && h5::has_attribute(root, prefix + "step")) {
-      segment.step = h5::read_int_attribute(root, prefix + "step");
-    }
-    break;
-  }
-  return segment;
+    return segment;
+  });
 }
 
 void RunWriter::check_continuable(const std::string& path,
                                   const std::map<std::string, int64_t>& rows_kept) {
-  auto file = h5::open_file_while_written(path);
-  if (!h5::exists(file.get(), "metrics")) {
-    throw core::DataError("run file " + path + ": it has no /metrics group");
-  }
-  auto metrics = h5::open_group(file.get(), "metrics");
-  for (const auto& name : members(metrics.get())) {
-    auto group = h5::open_group(metrics.get(), name);
-    const auto columns = members(group.get());
-    for (const char* needed : {"step", "epoch", "time"}) {
-      if (std::find(columns.begin(), columns.end(), needed) == columns.end()) {
-        throw core::DataError("run file " + path + ": /metrics/" + name + " lacks its " + needed +
-                              " series");
+  core::reading_file(path, [&] {
+    auto file = h5::open_file_while_written(path);
+    if (!h5::exists(file.get(), "metrics")) {
+      throw core::DataError("run file " + path + ": it has no /metrics group");
+    }
+    auto metrics = h5::open_group(file.get(), "metrics");
+    for (const auto& name : members(metrics.get())) {
+      auto group = h5::open_group(metrics.get(), name);
+      const auto columns = members(group.get());
+      for (const char* needed : {"step", "epoch", "time"}) {
+        if (std::find(columns.begin(), columns.end(), needed) == columns.end()) {
+          throw core::DataError("run file " + path + ": /metrics/" + name + " lacks its " + needed +
+                                " series");
+        }
+      }
+      const auto kept = rows_kept.find(name);
+      const int64_t expected = kept == rows_kept.end() ? 0 : kept->second;
+      for (const auto& column : columns) {
+        auto ds = h5::open_dataset(group.get(), column);
+        const size_t length = h5::series_length(ds.get());
+        check_rows_kept(path, name + "/" + column, length, expected);
       }
     }
-    const auto kept = rows_kept.find(name);
-    const int64_t expected = kept == rows_kept.end() ? 0 : kept->second;
-    for (const auto& column : columns) {
-      auto ds = h5::open_dataset(group.get(), column);
-      const size_t length = h5::series_length(ds.get());
-      check_rows_kept(path, name + "/" + column, length, expected);
-    }
-  }
+  });
 }
 
 void RunWriter::open_existing_split(const std::string& name, int64_t rows_kept) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/io/run_writer.hpp"
@@ -79,6 +80,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
 }
 
 SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {
+  core::ReadingFile guard(path);
   file_ = h5::open_file(path, true);
   const hid_t root = file_.get();
   if (!h5::exists(root, "trials")) {
@@ -147,66 +149,68 @@ void SearchFile::finish(const std::string& status, const std::string& error) {
 }
 
 SearchContents read_search_file(const std::string& path) {
-  if (!fs::is_regular_file(path)) throw core::IoError(path + ": no such file");
-  h5::quiet_errors();
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(path + " is not an HDF5 file");
-  SearchContents out;
-  out.path = path;
-  out.held = h5::held_by_a_writer(path);
-  const auto file = h5::open_file_while_written(path);
-  const hid_t root = file.get();
-  if (!h5::exists(root, "trials")) {
-    throw core::IoError(path + " is not a search file (no /trials)");
-  }
-  h5::check_format_version(root, path, kSearchFormatVersion);
-  out.attributes = h5::read_attributes(root);
-  if (h5::exists(root, "searcher")) {
-    for (const auto& [name, value] : h5::read_attributes(h5::open_group(root, "searcher").get())) {
-      out.attributes["searcher." + name] = value;
+  return core::reading_file(path, [&] {
+    if (!fs::is_regular_file(path)) throw core::IoError(path + ": no such file");
+    h5::quiet_errors();
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(path + " is not an HDF5 file");
+    SearchContents out;
+    out.path = path;
+    out.held = h5::held_by_a_writer(path);
+    const auto file = h5::open_file_while_written(path);
+    const hid_t root = file.get();
+    if (!h5::exists(root, "trials")) {
+      throw core::IoError(path + " is not a search file (no /trials)");
     }
-  }
-  if (h5::exists(root, "space")) {
-    const auto space = h5::open_group(root, "space");
-    for (const auto& [name, _] : h5::read_attributes(space.get())) {
-      out.spaces[name] = text_attribute(space.get(), name);
-    }
-  }
-  const auto trials = h5::open_group(root, "trials");
-  for (const auto& name : members(trials.get())) {
-    const auto group = h5::open_group(trials.get(), name);
-    const hid_t g = group.get();
-    SearchTrialRecord t;
-    t.id = h5::read_int_attribute(g, "id");
-    t.status = text_attribute(g, "status");
-    t.rung = h5::read_int_attribute(g, "rung");
-    t.restarts = h5::read_int_attribute(g, "restarts");
-    t.run_file = text_attribute(g, "run_file");
-    t.reason = text_attribute(g, "reason");
-    t.rung_metrics = h5::read_doubles(g, "rung_metrics");
-    if (h5::exists(g, "hparams")) t.hparams = read_hparams(h5::open_group(g, "hparams").get());
-    if (h5::exists(g, "metrics")) {
-      const auto metrics = h5::open_group(g, "metrics");
-      for (const auto& split : members(metrics.get())) {
-        t.metrics[split] = read_metric_split(h5::open_group(metrics.get(), split).get());
+    h5::check_format_version(root, path, kSearchFormatVersion);
+    out.attributes = h5::read_attributes(root);
+    if (h5::exists(root, "searcher")) {
+      for (const auto& [name, value] : h5::read_attributes(h5::open_group(root, "searcher").get())) {
+        out.attributes["searcher." + name] = value;
       }
     }
-    out.trials.push_back(std::move(t));
-  }
-  std::sort(out.trials.begin(), out.trials.end(),
-            [](const auto& a, const auto& b) { return a.id < b.id; });
-  if (h5::exists(root, "best")) {
-    const auto group = h5::open_group(root, "best");
-    SearchBest best;
-    best.trial = h5::read_int_attribute(group.get(), "trial");
-    best.metric = text_attribute(group.get(), "metric");
-    best.value = h5::read_double_attribute(group.get(), "value");
-    if (h5::exists(group.get(), "hparams")) {
-      best.hparams = read_hparams(h5::open_group(group.get(), "hparams").get());
+    if (h5::exists(root, "space")) {
+      const auto space = h5::open_group(root, "space");
+      for (const auto& [name, _] : h5::read_attributes(space.get())) {
+        out.spaces[name] = text_attribute(space.get(), name);
+      }
     }
-    out.best = best;
-  }
-  if (h5::exists(root, "script")) out.script_text = read_string(root, "script");
-  return out;
+    const auto trials = h5::open_group(root, "trials");
+    for (const auto& name : members(trials.get())) {
+      const auto group = h5::open_group(trials.get(), name);
+      const hid_t g = group.get();
+      SearchTrialRecord t;
+      t.id = h5::read_int_attribute(g, "id");
+      t.status = text_attribute(g, "status");
+      t.rung = h5::read_int_attribute(g, "rung");
+      t.restarts = h5::read_int_attribute(g, "restarts");
+      t.run_file = text_attribute(g, "run_file");
+      t.reason = text_attribute(g, "reason");
+      t.rung_metrics = h5::read_doubles(g, "rung_metrics");
+      if (h5::exists(g, "hparams")) t.hparams = read_hparams(h5::open_group(g, "hparams").get());
+      if (h5::exists(g, "metrics")) {
+        const auto metrics = h5::open_group(g, "metrics");
+        for (const auto& split : members(metrics.get())) {
+          t.metrics[split] = read_metric_split(h5::open_group(metrics.get(), split).get());
+        }
+      }
+      out.trials.push_back(std::move(t));
+    }
+    std::sort(out.trials.begin(), out.trials.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    if (h5::exists(root, "best")) {
+      const auto group = h5::open_group(root, "best");
+      SearchBest best;
+      best.trial = h5::read_int_attribute(group.get(), "trial");
+      best.metric = text_attribute(group.get(), "metric");
+      best.value = h5::read_double_attribute(group.get(), "value");
+      if (h5::exists(group.get(), "hparams")) {
+        best.hparams = read_hparams(h5::open_group(group.get(), "hparams").get());
+      }
+      out.best = best;
+    }
+    if (h5::exists(root, "script")) out.script_text = read_string(root, "script");
+    return out;
+  });
 }
 
 }  // namespace engine::io

@@ -189,19 +189,10 @@ torch::Tensor read_tensor(hid_t parent, const std::string& name) {
   std::vector<int64_t> shape(dims.begin(), dims.end());
 
   const ReadType t = read_type_of(ds.get(), name);
-  // What the dataset declares, against what the file stores for it, before allocating: HDF5
-  // can declare terabytes in a few bytes (chunks never written read as the fill value), and
-  // compression packs at most ~1000 bytes into one. Files the engine or h5py wrote pass.
-  constexpr double kMostRatio = 1032;
-  constexpr double kSmall = 1 << 20;
+  // what the dataset declares, against what the file stores for it, before allocating
   double declared = static_cast<double>(torch::elementSize(t.dtype));
   for (auto d : shape) declared *= static_cast<double>(d);
-  const auto stored = static_cast<double>(H5Dget_storage_size(ds.get()));
-  if (declared > kSmall && declared > stored * kMostRatio) {
-    throw core::DataError(name + " declares " + core::shape_string(shape) + " (" +
-                          core::number_string(declared) + " bytes) but the file stores " +
-                          core::number_string(stored) + " bytes for it");
-  }
+  h5::check_declared_bytes(ds.get(), declared, name + " (" + core::shape_string(shape) + ")");
   auto out = torch::empty(shape, torch::TensorOptions().dtype(t.dtype));
   if (out.numel() > 0 &&
       H5Dread(ds.get(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr()) < 0) {

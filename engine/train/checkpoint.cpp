@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/numbers.hpp"
@@ -362,15 +363,19 @@ TrainerState read_trainer(hid_t file, const std::string& path) {
 // does not parse) become DataErrors instead of reaching the user as libtorch's text.
 template <typename Read>
 auto reading(const std::string& path, Read&& read) -> decltype(read()) {
-  try {
-    return read();
-  } catch (const core::Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::string what = core::describe_exception(e);
-    what = what.substr(0, what.find('\n'));
-    throw core::DataError(path + ": cannot be read as a checkpoint of this script (" + what + ")");
-  }
+  // a crash inside HDF5 is a damaged file (exit 4), and every error names the file
+  return core::reading_file(path, [&]() -> decltype(read()) {
+    try {
+      return read();
+    } catch (const core::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string what = core::describe_exception(e);
+      what = what.substr(0, what.find('\n'));
+      throw core::DataError(path + ": cannot be read as a checkpoint of this script (" + what +
+                            ")");
+    }
+  });
 }
 
 }  // namespace
@@ -378,6 +383,7 @@ auto reading(const std::string& path, Read&& read) -> decltype(read()) {
 std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
                                                 const data::Source& trained_on,
                                                 const std::string& input) {
+  core::ReadingFile guard(checkpoint);  // a crash inside HDF5 is a damaged file, exit 4
   auto file = h5::open_file(checkpoint, false);
   h5::Handle saved;
   if (h5::exists(file.get(), "data")) saved = h5::open_group(file.get(), "data");
@@ -514,6 +520,7 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
   h5::quiet_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(flag + " " + path + ": not an HDF5 file");
+  core::ReadingFile guard(path);  // a crash inside HDF5 is a damaged file, exit 4
   // without HDF5's lock: every rank of a resumed group reads the run file that rank 0 then
   // opens for writing, and a reader's lock would make that open fail
   auto file = h5::open_file_while_written(path);

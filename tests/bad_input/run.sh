@@ -15,6 +15,8 @@ rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 
 passed=0
 failed=0
+# snapshot: every file under WORK with its size and time of last change, sorted
+snapshot() { find "$WORK" -type f -printf '%p %s %T@\n' 2>/dev/null | sort; }
 # bad NAME EXIT_CODE FRAGMENT... -- COMMAND...
 bad() {
   local name=$1 rc=$2; shift 2
@@ -22,8 +24,13 @@ bad() {
   while [ "$1" != "--" ]; do fragments+=("$1"); shift; done
   shift
   if [ -n "$ONLY" ] && [ "${name#"$ONLY"}" = "$name" ]; then return; fi
-  local out got problem=""
+  local out got problem="" before touched
+  before=$(snapshot)
   out=$("$@" 2>&1); got=$?
+  # every file that was there before is there after, unchanged (size and time of change): a
+  # command changes only what it creates
+  touched=$(comm -23 <(printf '%s\n' "$before") <(snapshot) | cut -d' ' -f1 | head -3)
+  [ -z "$touched" ] || problem="changed or removed files it did not create: $(echo $touched)"
   [ "$got" = "$rc" ] || problem="exit code $got, expected $rc"
   for f in "${fragments[@]}"; do
     printf '%s' "$out" | grep -qF -- "$f" || problem="${problem:+$problem; }lacks '$f'"

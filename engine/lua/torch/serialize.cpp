@@ -4,6 +4,7 @@
 // that is not a table is stored as the dataset /value.
 #include <cmath>
 
+#include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/numbers.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "engine/lua/runtime/libraries.hpp"
@@ -153,13 +154,16 @@ int t_save(lua_State* L) {
 int t_load(lua_State* L) {
   return guarded(L, [&] {
     const std::string path = check_string(L, 1, "torch.load");
-    auto file = h5::open_file(path, false);
-    if (io::has_attribute(file.get(), "lua_single")) {
-      push_node(L, file.get(), "value");
-    } else {
-      push_group(L, file.get());
-    }
-    return 1;
+    // a crash inside HDF5 is a damaged file (exit 4), and every error names the file
+    return core::reading_file(path, [&] {
+      auto file = h5::open_file(path, false);
+      if (io::has_attribute(file.get(), "lua_single")) {
+        push_node(L, file.get(), "value");
+      } else {
+        push_group(L, file.get());
+      }
+      return 1;
+    });
   });
 }
 
