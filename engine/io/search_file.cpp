@@ -164,7 +164,8 @@ SearchContents read_search_file(const std::string& path) {
     h5::check_format_version(root, path, kSearchFormatVersion);
     out.attributes = h5::read_attributes(root);
     if (h5::exists(root, "searcher")) {
-      for (const auto& [name, value] : h5::read_attributes(h5::open_group(root, "searcher").get())) {
+      for (const auto& [name, value] :
+           h5::read_attributes(h5::open_group(root, "searcher").get())) {
         out.attributes["searcher." + name] = value;
       }
     }
