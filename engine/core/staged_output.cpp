@@ -10,18 +10,14 @@
 #include "engine/core/errors.hpp"
 
 namespace engine::core {
-namespace {
-
-std::string hidden_name(const std::string& path) {
+std::string staged_name(const std::string& path) {
   const std::filesystem::path p(path);
   return (p.parent_path() /
           ("." + p.filename().string() + "." + std::to_string(::getpid()) + ".part"))
       .string();
 }
 
-}  // namespace
-
-StagedOutput::StagedOutput(const std::string& path) : path_(path), staged_(hidden_name(path)) {
+StagedOutput::StagedOutput(const std::string& path) : path_(path), staged_(staged_name(path)) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw IoError(path + ": is a folder, not a file");
   errno = 0;

@@ -8,6 +8,10 @@
 
 namespace engine::core {
 
+// ".NAME.PID.part" beside `path`: where a file is written before it is renamed into its place
+// (result files and checkpoints too, io/hdf5.hpp), and what remove_stale_staged_files looks for.
+std::string staged_name(const std::string& path);
+
 class StagedOutput {
  public:
   // Opens ".NAME.PID.part" beside `path`; IoError with the system's reason when it cannot.

@@ -12,6 +12,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/staged_output.hpp"
 
 namespace engine::io::h5 {
 namespace {
@@ -118,12 +119,7 @@ Handle create_file(const std::string& path, bool overwrite) {
 
 namespace {
 
-std::string staged_name(const std::string& path) {
-  const std::filesystem::path p(path);
-  return (p.parent_path() /
-          ("." + p.filename().string() + "." + std::to_string(::getpid()) + ".part"))
-      .string();
-}
+using core::staged_name;
 
 }  // namespace
 

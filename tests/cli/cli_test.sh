@@ -44,6 +44,11 @@ wait_until() {
 has_file() { compgen -G "$1" >/dev/null; }
 # wait_for GLOB PID LOG: until a file matches GLOB.
 wait_for() { wait_until "$2" "$3" has_file "$1"; }
+# listening PORT: a process on this machine listens on TCP PORT (read from /proc, no connection)
+listening() {
+  awk -v port=":$(printf '%04X' "$1")" '$2 ~ port"$" && $4 == "0A" { found = 1 } END { exit !found }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
 # lines_at_least FILE PATTERN N: FILE holds N lines with PATTERN.
 lines_at_least() { [ "$(grep -c -- "$2" "$1")" -ge "$3" ]; }
 
@@ -911,7 +916,7 @@ LUA
     port=$(test_port)
     env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30 >holder.txt 2>&1 &
     holder=$!
-    sleep 2
+    wait_until $holder holder.txt listening "$port"
     expect 8 "rank 0 cannot serve the rendezvous store on port $port" -- \
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}"
     kill $holder; wait $holder 2>/dev/null
