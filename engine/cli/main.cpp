@@ -20,10 +20,6 @@
 
 namespace {
 
-// Exit code when memory ran out (libtorch's allocator, std::bad_alloc): neither a bug nor the
-// user's input.
-constexpr int kOutOfMemoryExitCode = 7;
-
 const char* kUsage =
     "engine: a native deep-learning trainer and benchmark suite driven by Lua scripts\n"
     "\n"
@@ -109,11 +105,11 @@ int main(int argc, char** argv) {
   } catch (const c10::OutOfMemoryError& e) {  // "out of memory in WHERE: ..."
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
-    return kOutOfMemoryExitCode;
+    return engine::core::kExitOutOfMemory;
   } catch (const std::bad_alloc& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", engine::core::describe_exception(e).c_str());
-    return kOutOfMemoryExitCode;
+    return engine::core::kExitOutOfMemory;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "internal error (a bug in the engine, please report it): %s\n",

@@ -18,7 +18,7 @@ char reading[kDepth][kPathBytes];
 std::atomic<int> depth{0};
 bool handlers_installed = false;  // the read's alarm only where its handler is
 
-constexpr int kDamagedExitCode = 4;  // a data error, as a damaged file found by a check
+constexpr int kDamagedExitCode = kExitData;  // as a damaged file found by a check
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 void say(const char* text) {

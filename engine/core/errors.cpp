@@ -36,7 +36,7 @@ std::string describe_exception(const std::exception& e) {
   }
   // the engine's own (a layer's forward) and a script's error that ran out of memory in C++
   if (auto* error = dynamic_cast<const Error*>(&e);
-      error && error->exit_code() == OutOfMemory("").exit_code() && !where.empty() &&
+      error && error->exit_code() == kExitOutOfMemory && !where.empty() &&
       std::string(e.what()).find(where) == std::string::npos) {
     return std::string(e.what()) + " (in " + where + ")";
   }

@@ -7,6 +7,20 @@
 namespace engine::core {
 
 // Base of every expected error: something the user can fix. Anything else is a bug.
+// Every exit code the engine ends with, in one place (docs/cli.md's table): what each error
+// class below returns, and what main() and the signal handlers return themselves. A process
+// ended by a signal the engine handled exits 128 + the signal (Interrupted).
+enum ExitCode : int {
+  kExitBug = 1,          // anything that is not an engine::core::Error: a bug
+  kExitUsage = 2,        // a command line or a call that cannot work
+  kExitScript = 3,       // the user's script
+  kExitData = 4,         // a dataset, checkpoint or result file (damaged ones too)
+  kExitIo = 5,           // the file system refused (full, a quota, a limit)
+  kExitTraining = 6,     // training that cannot go on (a non-finite loss)
+  kExitOutOfMemory = 7,  // memory ran out, wherever
+  kExitDistributed = 8,  // a distributed run's group failed
+};
+
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -18,7 +32,7 @@ class Error : public std::runtime_error {
 class UsageError : public Error {
  public:
   using Error::Error;
-  int exit_code() const override { return 2; }
+  int exit_code() const override { return kExitUsage; }
   const char* kind() const override { return "usage error"; }
 };
 
@@ -27,7 +41,8 @@ class UsageError : public Error {
 // from the script) keeps its own exit code.
 class ScriptError : public Error {
  public:
-  explicit ScriptError(const std::string& message, std::string traceback = {}, int exit_code = 3)
+  explicit ScriptError(const std::string& message, std::string traceback = {},
+                       int exit_code = kExitScript)
       : Error(message), traceback_(std::move(traceback)), exit_code_(exit_code) {}
   int exit_code() const override { return exit_code_; }
   const char* kind() const override { return "script error"; }
@@ -42,7 +57,7 @@ class ScriptError : public Error {
 class DataError : public Error {
  public:
   using Error::Error;
-  int exit_code() const override { return 4; }
+  int exit_code() const override { return kExitData; }
   const char* kind() const override { return "data error"; }
 };
 
@@ -50,7 +65,7 @@ class DataError : public Error {
 class IoError : public Error {
  public:
   using Error::Error;
-  int exit_code() const override { return 5; }
+  int exit_code() const override { return kExitIo; }
   const char* kind() const override { return "I/O error"; }
 };
 
@@ -58,7 +73,7 @@ class IoError : public Error {
 class TrainingError : public Error {
  public:
   using Error::Error;
-  int exit_code() const override { return 6; }
+  int exit_code() const override { return kExitTraining; }
   const char* kind() const override { return "training error"; }
 };
 
@@ -67,7 +82,7 @@ class TrainingError : public Error {
 class OutOfMemory : public Error {
  public:
   using Error::Error;
-  int exit_code() const override { return 7; }
+  int exit_code() const override { return kExitOutOfMemory; }
   const char* kind() const override { return "out of memory"; }
 };
 
@@ -84,7 +99,7 @@ class Interrupted : public Error {
 };
 
 // Exit code for anything that is not an engine::core::Error: a bug.
-inline constexpr int kBugExitCode = 1;
+inline constexpr int kBugExitCode = kExitBug;
 
 // The message of an exception without libtorch's C++ backtrace (c10::Error carries one).
 std::string describe_exception(const std::exception& e);

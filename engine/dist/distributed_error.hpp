@@ -9,7 +9,7 @@ namespace engine::dist {
 class DistributedError : public core::Error {
  public:
   using core::Error::Error;
-  static constexpr int kExitCode = 8;
+  static constexpr int kExitCode = core::kExitDistributed;
   int exit_code() const override { return kExitCode; }
   const char* kind() const override { return "distributed error"; }
 };

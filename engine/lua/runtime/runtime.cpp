@@ -220,10 +220,10 @@ std::string current_exception_message(lua_State* L) {
     exit_code = e.exit_code();
     message = e.what();
   } catch (const c10::OutOfMemoryError& e) {  // the script's error keeps out of memory's code
-    exit_code = core::OutOfMemory("").exit_code();
+    exit_code = core::kExitOutOfMemory;
     message = core::describe_exception(e);
   } catch (const std::bad_alloc& e) {
-    exit_code = core::OutOfMemory("").exit_code();
+    exit_code = core::kExitOutOfMemory;
     message = core::describe_exception(e);
   } catch (const std::exception& e) {
     message = core::describe_exception(e);
