@@ -17,8 +17,14 @@ Activity::Activity(const char* what, int64_t number)
 Activity::~Activity() {
   // the innermost scope an exception leaves is destroyed first: the outer ones keep its name
   if (std::uncaught_exceptions() > uncaught_ && failed_in_activity.empty()) {
-    failed_in_activity = what_;
-    if (number_ >= 0) failed_in_activity += " " + std::to_string(number_);
+    // the exception on its way is often std::bad_alloc: building the name must not throw a
+    // second one out of a destructor during unwinding (std::terminate)
+    try {
+      failed_in_activity = what_;
+      if (number_ >= 0) failed_in_activity += " " + std::to_string(number_);
+    } catch (...) {
+      failed_in_activity.clear();
+    }
   }
 }
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/errors.hpp"
+
 namespace engine::core {
 
 class DiskRoom {
@@ -43,5 +45,18 @@ class DiskRoom {
   uint64_t top_ = 0;  // the end of the room allocated last
   bool short_ = false;
 };
+
+// A writer's room for `path`: when the disk is already full (the IoError the first renew
+// throws), mark_failed(reason) runs first, so that the file says failed and why, and the error
+// goes on to the caller.
+template <typename MarkFailed>
+DiskRoom take_disk_room(const std::string& path, MarkFailed&& mark_failed) {
+  try {
+    return DiskRoom(path);
+  } catch (const IoError& e) {
+    mark_failed(std::string(e.what()));
+    throw;
+  }
+}
 
 }  // namespace engine::core

@@ -334,12 +334,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   } else {
     h5::publish_staged_file(root, path_);
   }
-  try {
-    room_ = core::DiskRoom(path_);
-  } catch (const core::IoError& e) {
-    finish("failed", e.what());
-    throw;
-  }
+  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
 }
 
 BenchFile::~BenchFile() {

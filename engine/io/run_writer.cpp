@@ -128,7 +128,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   metrics_ = h5::create_group(root, "metrics");
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
-  take_disk_room();
+  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
   flush();
 }
 
@@ -171,7 +171,7 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
   }
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
-  take_disk_room();
+  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
   flush();
 }
 
@@ -389,15 +389,6 @@ void RunWriter::finish(const std::string& status, const std::string& error) {
   h5::write_attribute(root, "peak_resident_bytes", core::peak_resident_bytes());
   if (!error.empty()) h5::write_attribute(root, "error", error);
   write_out();
-}
-
-void RunWriter::take_disk_room() {
-  try {
-    room_ = core::DiskRoom(path_);
-  } catch (const core::IoError& e) {
-    finish("failed", e.what());
-    throw;
-  }
 }
 
 void RunWriter::flush() {

@@ -131,8 +131,6 @@ class RunWriter {
   // replaced during the run): the rows written from then on would be lost.
   void check_still_there();
 
-  // Takes the file's disk room; a disk already full marks the run failed and says why.
-  void take_disk_room();
   // flush() without renewing the room: a run's last writes (why it stopped, its status), which
   // must reach the file when the room could not be renewed, go in what is left of it.
   void write_out();

@@ -76,7 +76,7 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   trials_ = h5::create_group(root, "trials");
   h5::publish_staged_file(root, path_);
-  take_disk_room();
+  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
 }
 
 SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {
@@ -94,16 +94,7 @@ SearchFile::SearchFile(const std::string& path, const std::string& command) : pa
   h5::write_attribute(root, "status", std::string("running"));
   trials_ = h5::open_group(root, "trials");
   h5::flush(root, path_);
-  take_disk_room();
-}
-
-void SearchFile::take_disk_room() {
-  try {
-    room_ = core::DiskRoom(path_);
-  } catch (const core::IoError& e) {
-    finish("failed", e.what());
-    throw;
-  }
+  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
 }
 
 void SearchFile::write_trial(const SearchTrialRecord& trial) {

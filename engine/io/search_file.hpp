@@ -71,8 +71,6 @@ class SearchFile {
   const std::string& path() const { return path_; }
 
  private:
-  void take_disk_room();
-
   std::string path_;
   core::DiskRoom room_;  // before file_: given back once the file is closed
   h5::Handle file_;
