@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "engine/bench/child_process.hpp"
+#include "engine/bench/point_process.hpp"
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/timing.hpp"

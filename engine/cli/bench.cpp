@@ -13,10 +13,10 @@
 #include <set>
 #include <sstream>
 
-#include "engine/bench/child_process.hpp"
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point.hpp"
+#include "engine/bench/point_process.hpp"
 #include "engine/bench/runner.hpp"
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/commands.hpp"

@@ -7,12 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "engine/bench/child_process.hpp"
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
+#include "engine/bench/point_process.hpp"
 #include "engine/bench/runner.hpp"
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/child_process.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
@@ -162,11 +163,13 @@ int bench_sweep(const std::vector<std::string>& args) {
   if (flags.count("allocator")) {
     run.child_flags = {"--allocator", flags["allocator"].as<std::string>()};
   }
-  run.child_command = {own_executable(), "bench"};
+  run.child_command = {core::executable_path(), "bench"};
   run.run_in_process = run_point_in_process;
   ScratchDir scratch;
   run.scratch_dir = scratch.path();
-  core::install_interrupt_handlers();
+  core::InterruptScope interrupts(
+      "\nstopping after this benchmark point; run the sweep again to continue it (press Ctrl-C "
+      "again to quit now)\n");
   run.interrupted = [] { return core::pending_interrupt() != 0; };
 
   const std::string root = flags["out"].as<std::string>();

@@ -28,14 +28,6 @@ std::string engine_home() {
   return ENGINE_SOURCE_DIR;
 }
 
-std::string own_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) throw core::IoError("cannot find the engine's own executable (/proc/self/exe)");
-  path[n] = '\0';
-  return path;
-}
-
 const char* const kCudnnBenchmarkHelp =
     "cuDNN times its algorithms for each new shape and keeps the fastest (true or false; "
     "default true; CUDA only)";

@@ -17,8 +17,6 @@ namespace engine::cli {
 // The engine's own folder (modules/, datasets/): $ENGINE_HOME, else the source folder the
 // binary was built from.
 std::string engine_home();
-// This program's path (/proc/self/exe), for the processes it starts (sweep points, trials).
-std::string own_executable();
 
 // --threads --device --seed --allocator --cudnn_benchmark --tf32 --set --out --quiet --verbose
 void add_run_flags(cxxopts::Options& options);

@@ -10,6 +10,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/child_process.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
@@ -245,7 +246,7 @@ int search_command(const std::vector<std::string>& args) {
   }
 
   search::TrialCommand trial;
-  trial.engine = own_executable();
+  trial.engine = core::executable_path();
   trial.script = fs::absolute(script_path).string();
   trial.overrides = overrides;
   trial.flags = {"--device", flags["device"].as<std::string>(), "--allocator",
@@ -264,19 +265,19 @@ int search_command(const std::vector<std::string>& args) {
       static_cast<long long>(config.max_concurrent_trials), trial.threads,
       trial.threads == 1 ? "" : "s", previous ? "continuing" : "writing", path.c_str());
   std::fflush(stdout);
-  core::install_interrupt_handlers();
   search::SearchOutcome outcome;
-  try {
-    outcome = search::run_search(searcher, trial, *file, [](const std::string& line) {
-      std::printf("%s\n", line.c_str());
-      std::fflush(stdout);
-    });
-  } catch (const std::exception& e) {
-    core::reset_interrupt_handlers();
-    file->finish("failed", core::describe_exception(e));
-    throw;
+  {
+    core::InterruptScope interrupts(nullptr);  // the runner says what it does
+    try {
+      outcome = search::run_search(searcher, trial, *file, [](const std::string& line) {
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+      });
+    } catch (const std::exception& e) {
+      file->finish("failed", core::describe_exception(e));
+      throw;
+    }
   }
-  core::reset_interrupt_handlers();
   file->finish(outcome.interrupted ? "interrupted" : "completed");
 
   report::ReportRequest request;

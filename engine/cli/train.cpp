@@ -81,25 +81,17 @@ std::string checkpoint_folder(const std::string& run_file) {
 // A rank other than 0: trains its share with no observers and no run file; its errors reach
 // main() (and its launcher's terminal, prefixed with its rank).
 int follow(run::RunContext& context, dist::Group* group) {
-  core::install_interrupt_handlers();
+  core::InterruptScope interrupts(nullptr);  // rank 0 tells the user, and saves
   try {
     train::Trainer trainer(context.spec(), {}, {}, group);
     if (context.has_checkpoint()) {
       context.about_checkpoint([&] { trainer.resume_from(context.checkpoint()); });
-      if (trainer.finished()) {  // rank 0 says so; every rank has the same state
-        core::reset_interrupt_handlers();
-        return 0;
-      }
+      if (trainer.finished()) return 0;  // rank 0 says so; every rank has the same state
     }
     trainer.run();
   } catch (const core::Interrupted& e) {  // rank 0 says it, with the checkpoint to resume from
-    core::reset_interrupt_handlers();
     return e.exit_code();
-  } catch (...) {
-    core::reset_interrupt_handlers();
-    throw;
   }
-  core::reset_interrupt_handlers();
   return 0;
 }
 
@@ -192,39 +184,38 @@ int train_command(const std::vector<std::string>& args) {
   io::RunWriter* writer = &context.open_run_file(out);
   recorder.attach(*writer);
   train::TrainResult result;
-  core::install_interrupt_handlers();
-  try {
-    if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
-    if (context.has_checkpoint()) {
-      spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
-                   trainer->state().step, trainer->state().epoch + 1);
-    } else if (group) {
-      spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
-                   group->size(), context.request().threads, spec.device.str(), context.seed());
-    } else {
-      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
-                   context.request().threads, context.seed());
+  {
+    core::InterruptScope interrupts(core::kTrainingInterruptMessage);
+    try {
+      if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
+      if (context.has_checkpoint()) {
+        spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
+                     trainer->state().step, trainer->state().epoch + 1);
+      } else if (group) {
+        spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
+                     group->size(), context.request().threads, spec.device.str(), context.seed());
+      } else {
+        spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
+                     context.request().threads, context.seed());
+      }
+      result = trainer->run();
+    } catch (const core::Interrupted& e) {
+      console.finish_line();
+      writer->write_stop_reason(e.what());
+      writer->finish("interrupted");
+      std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer->path().c_str(),
+                   resume_command(context.request(), writer->path()).c_str());
+      throw;
+    } catch (const std::exception& e) {
+      console.finish_line();
+      const std::string message = core::describe_exception(e);
+      writer->write_stop_reason("failed: " + message);
+      writer->finish("failed", message);
+      std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
+                   writer->path().c_str(), writer->path().c_str());
+      throw;
     }
-    result = trainer->run();
-  } catch (const core::Interrupted& e) {
-    core::reset_interrupt_handlers();
-    console.finish_line();
-    writer->write_stop_reason(e.what());
-    writer->finish("interrupted");
-    std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer->path().c_str(),
-                 resume_command(context.request(), writer->path()).c_str());
-    throw;
-  } catch (const std::exception& e) {
-    core::reset_interrupt_handlers();
-    console.finish_line();
-    const std::string message = core::describe_exception(e);
-    writer->write_stop_reason("failed: " + message);
-    writer->finish("failed", message);
-    std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
-                 writer->path().c_str(), writer->path().c_str());
-    throw;
   }
-  core::reset_interrupt_handlers();
   writer->write_stop_reason(result.stop_reason);
   writer->finish("completed");
   if (!quiet) console.print_result(result);

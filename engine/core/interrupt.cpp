@@ -3,47 +3,60 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 
 namespace engine::core {
 namespace {
 
+constexpr int kHandled[] = {SIGINT, SIGTERM, SIGHUP};  // SIGHUP: the terminal or ssh closed
+
 volatile std::sig_atomic_t received = 0;
+volatile std::sig_atomic_t received_count = 0;
+const char* volatile first_message = nullptr;
+volatile std::sig_atomic_t count_each = 0;
+struct sigaction previous[3];
 
 void on_signal(int signal) {
-  if (received != 0) {  // second signal: the user insists, stop now
+  if (received != 0 && !count_each) {  // a second signal: the user insists, stop now
     std::signal(signal, SIG_DFL);
     std::raise(signal);
     return;
   }
-  received = signal;
-  static const char kMessage[] =
-      "\nstopping after this step and saving a checkpoint (press Ctrl-C again to quit now)\n";
-  // write(2) is async-signal-safe; printf is not
-  [[maybe_unused]] const auto n = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  if (received == 0) received = signal;
+  received_count = received_count + 1;
+  if (received_count == 1 && first_message != nullptr) {
+    // write(2) is async-signal-safe; printf is not
+    [[maybe_unused]] const auto n = write(STDERR_FILENO, first_message, std::strlen(first_message));
+  }
 }
 
 }  // namespace
 
-void install_interrupt_handlers() {
+InterruptScope::InterruptScope(const char* message, SecondInterrupt second) {
   received = 0;
+  received_count = 0;
+  first_message = message;
+  count_each = second == SecondInterrupt::kCountEach;
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a read interrupted by the signal goes on
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);  // the terminal or ssh session closed: as SIGTERM
+  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &action, &previous[i]);
+}
+
+InterruptScope::~InterruptScope() {
+  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &previous[i], nullptr);
+  received = 0;
+  received_count = 0;
+  first_message = nullptr;
 }
 
 int pending_interrupt() {
   return received;
 }
 
-void reset_interrupt_handlers() {
-  received = 0;
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  std::signal(SIGHUP, SIG_DFL);
+int interrupt_count() {
+  return received_count;
 }
 
 }  // namespace engine::core

@@ -1,14 +1,32 @@
-// Ctrl-C, SIGTERM and SIGHUP during training: the first one asks the run to stop after the current
-// step (it then saves a checkpoint and exits); a second one ends the process at once.
+// Ctrl-C, SIGTERM and SIGHUP while a command works. Inside an InterruptScope the first one asks
+// the work to stop at its next safe point (a training step, a benchmark point, a trial); what
+// the scope says then is printed at once. A second one ends the process, or with
+// kCountEach (the --nproc launcher, which passes each one on to its workers) is counted too.
 #pragma once
 
 namespace engine::core {
 
-// Installs the SIGINT, SIGTERM and SIGHUP handlers; call once before a training loop.
-void install_interrupt_handlers();
-// The signal received since installation, 0 when none.
+enum class SecondInterrupt { kEndsProcess, kCountEach };
+
+class InterruptScope {
+ public:
+  // `message` is printed on the first signal (a string literal: the handler keeps the pointer);
+  // nullptr prints nothing.
+  explicit InterruptScope(const char* message,
+                          SecondInterrupt second = SecondInterrupt::kEndsProcess);
+  // Restores the handlers there were before and forgets a received signal.
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
+// What the first signal says in a training run.
+inline constexpr const char* kTrainingInterruptMessage =
+    "\nstopping after this step and saving a checkpoint (press Ctrl-C again to quit now)\n";
+
+// The first signal received inside the scope, 0 when none (or outside any scope).
 int pending_interrupt();
-// Forgets a received signal (tests) and restores the default handlers.
-void reset_interrupt_handlers();
+// How many signals the scope received.
+int interrupt_count();
 
 }  // namespace engine::core

@@ -1,17 +1,11 @@
 #include "engine/report/chart_file.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "engine/core/child_process.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
-
-extern char** environ;
 
 namespace engine::report {
 namespace {
@@ -22,24 +16,16 @@ void write_text(const std::string& path, const std::string& text) {
 
 // rsvg-convert SVG -> PNG; its own message on stderr when it fails.
 void convert_to_png(const std::string& svg, const std::string& png) {
-  std::vector<std::string> args = {"rsvg-convert", "--format", "png", "--output", png, svg};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int error = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, argv.data(), environ);
-  if (error == ENOENT) {
+  if (!core::find_program("rsvg-convert")) {
     throw core::UsageError("--plot " + png +
                            ": a PNG is drawn by rsvg-convert, which is not installed (Debian: "
                            "apt-get install librsvg2-bin); or ask for an .svg");
   }
-  if (error != 0) {
-    throw core::IoError("--plot " + png + ": cannot start rsvg-convert: " + std::strerror(error));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  core::ChildSpec spec;
+  spec.argv = {"rsvg-convert", "--format", "png", "--output", png, svg};
+  spec.what = "rsvg-convert for --plot " + png;
+  core::ChildProcess converter(spec);
+  if (!converter.wait().succeeded()) {
     throw core::IoError("--plot " + png + ": rsvg-convert failed to draw " + svg);
   }
 }

@@ -31,7 +31,7 @@ constexpr double kStopGrace = 60;
 
 struct Running {
   Job job;
-  std::unique_ptr<TrialProcess> process;
+  std::unique_ptr<core::ChildProcess> process;
   std::string log;
   Clock::time_point started = Clock::now();
   std::optional<Clock::time_point> stop_asked;  // when it was signalled to stop
@@ -203,9 +203,7 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
       record(file, searcher, trial);
       prepare_folder(trial, trial_folder(command, trial.id));
       running.push_back(Running{
-          r.job,
-          std::make_unique<TrialProcess>(trial_argv(trial, r.job, command, config, space), r.log),
-          r.log});
+          r.job, start_trial(trial_argv(trial, r.job, command, config, space), r.log), r.log});
       return;
     } else {
       const std::string reason = failure_reason(r.log);
@@ -236,10 +234,8 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
                           ")"
                     : ""));
       record(file, searcher, trial);
-      running.push_back(Running{
-          *job,
-          std::make_unique<TrialProcess>(trial_argv(trial, *job, command, config, space), log),
-          log});
+      running.push_back(
+          Running{*job, start_trial(trial_argv(trial, *job, command, config, space), log), log});
     }
     if (running.empty()) break;
     if (const int signal = core::pending_interrupt(); signal && !outcome.interrupted) {
@@ -275,7 +271,7 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
       any = true;
       Running done = std::move(running[i]);
       running.erase(running.begin() + static_cast<long>(i));
-      finish_job(done, *code);
+      finish_job(done, code->code());
     }
     if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -1,32 +1,19 @@
-// One trial's `engine train` as a child process of the search: its output goes to a log file,
-// it dies with the search (PR_SET_PDEATHSIG) and inherits none of the search's files.
+// One trial's `engine train` as a child process of the search: its output goes to the trial's
+// log; like every child of the engine (core::ChildProcess) it has a process group of its own,
+// so that Ctrl-C reaches the search alone, which stops each trial once.
 #pragma once
 
-#include <sys/types.h>
-
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/core/child_process.hpp"
+
 namespace engine::search {
 
-class TrialProcess {
- public:
-  // Starts argv (argv[0] is the program's path); IoError when it cannot.
-  TrialProcess(const std::vector<std::string>& argv, const std::string& log_path);
-  ~TrialProcess();  // kills a child still running, and reaps it
-  TrialProcess(const TrialProcess&) = delete;
-  TrialProcess& operator=(const TrialProcess&) = delete;
-
-  // The exit code once it ended (128 + N after signal N), without waiting; nullopt meanwhile.
-  std::optional<int> poll();
-  void signal(int number);
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
-};
+// Starts argv (argv[0] is the engine's path); IoError when it cannot.
+std::unique_ptr<core::ChildProcess> start_trial(const std::vector<std::string>& argv,
+                                                const std::string& log_path);
 
 // The reason a failed trial gives: the last "error: ..." line of its log (else its last line).
 std::string failure_reason(const std::string& log_path);

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/bench/child_process.hpp"
 #include "engine/bench/parameters.hpp"
+#include "engine/bench/point_process.hpp"
 #include "engine/bench/runner.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/signals.hpp"
@@ -52,10 +52,12 @@ TEST_CASE("child processes: exit codes, output tails, signals, timeouts, memory 
   r = bench::run_child(o);
   CHECK(r.exit_code != 0);
 
+  // a program that cannot start is the sweep's error, named, not a point that exits 127
   o.argv = {"/nonexistent/program"};
   o.max_memory_bytes = 0;
-  r = bench::run_child(o);
-  CHECK(r.exit_code == 127);
+  CHECK_THROWS_WITH_AS(bench::run_child(o),
+                       doctest::Contains("cannot start a benchmark process (/nonexistent/program)"),
+                       core::IoError);
 }
 
 TEST_CASE("memory sizes and failure kinds") {

@@ -227,17 +227,19 @@ TEST_CASE("SIGINT finishes the step, writes a checkpoint and stops with Interrup
   spec.hooks.on_epoch_end = [](train::StepContext&, const std::map<std::string, double>&) {
     std::raise(SIGINT);  // as Ctrl-C would, in the middle of the run
   };
-  core::install_interrupt_handlers();
   Recorder rec;
   train::Trainer trainer(spec, {&rec});
-  try {
-    trainer.run();
-    FAIL("the run was not interrupted");
-  } catch (const core::Interrupted& e) {
-    CHECK(e.exit_code() == 130);
-    CHECK(std::string(e.what()).find("interrupted by SIGINT at step 8") != std::string::npos);
+  {
+    core::InterruptScope interrupts(core::kTrainingInterruptMessage);
+    try {
+      trainer.run();
+      FAIL("the run was not interrupted");
+    } catch (const core::Interrupted& e) {
+      CHECK(e.exit_code() == 130);
+      CHECK(std::string(e.what()).find("interrupted by SIGINT at step 8") != std::string::npos);
+    }
   }
-  core::reset_interrupt_handlers();
+  CHECK(core::pending_interrupt() == 0);  // the scope forgot it
   CHECK(rec.checkpoints == std::vector<std::string>{dir + "/ckpt-8.h5"});
   CHECK(std::filesystem::exists(dir + "/ckpt-8.h5"));
   CHECK_FALSE(std::filesystem::exists(dir + "/ckpt-8.h5.tmp"));

@@ -1,6 +1,7 @@
-// Runs one command in a child process of its own process group, the way a sweep runs each point:
-// its output captured (the tail kept), its address space capped, killed with its group when it
-// runs past a time limit, and how it ended told apart: exit code, signal or timeout.
+// Runs one benchmark point's process (a core::ChildProcess, in a process group of its own), the
+// way a sweep runs each point: its output captured (the tail kept), its address space capped,
+// killed with its group when it runs past a time limit or the sweep is stopped, and how it ended
+// told apart: exit code, signal or timeout.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,7 @@ struct ChildResult {
   std::string output;  // the tail of stdout and stderr together
 };
 
-// Throws IoError when the process cannot be started at all (fork or pipe failed).
+// Throws IoError when the process cannot be started at all (no such program, no process left).
 ChildResult run_child(const ChildOptions& options);
 
 // "2G", "512M", "1.5GiB", "100000" (bytes); throws UsageError naming the flag otherwise.
