@@ -10,7 +10,7 @@
 #include "engine/core/memory.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/group.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/evaluator.hpp"
 #include "engine/train/master_weights.hpp"

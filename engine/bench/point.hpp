@@ -16,7 +16,7 @@
 #include "engine/nn/model.hpp"
 #include "engine/train/spec.hpp"
 
-namespace engine::dist {
+namespace engine::distributed {
 class Group;
 }
 
@@ -53,7 +53,7 @@ struct PointOptions {
   // A data-parallel point: every rank runs it with batch_size samples, and training averages
   // the gradients over the group (the trainer's DataParallel: c10d's Reducer), as DLBS's
   // replicas. Inference and data_ingestion run independently on every rank.
-  dist::Group* group = nullptr;
+  distributed::Group* group = nullptr;
 };
 
 struct PointResult {

@@ -17,7 +17,7 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point.hpp"
 #include "engine/bench/point_process.hpp"
-#include "engine/bench/runner.hpp"
+#include "engine/bench/sweep_runner.hpp"
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
@@ -29,7 +29,7 @@
 #include "engine/core/gpu_facts.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/group.hpp"
 #include "engine/io/bench_file.hpp"
 
 namespace engine::cli {
@@ -66,7 +66,7 @@ torch::Device bench_device(const std::string& name) {
 }
 
 // A rank's device: --device cuda means this machine's GPU LOCAL_RANK, as in engine train.
-torch::Device rank_device(torch::Device device, const dist::World& world) {
+torch::Device rank_device(torch::Device device, const distributed::World& world) {
   if (device.is_cuda() && !device.has_index() && world.distributed()) {
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
   }
@@ -254,7 +254,8 @@ std::string example_shapes(const data::Batch& batch) {
 }
 
 // Runs the point the flags describe; throws what the point throws.
-PointRun measure(const cxxopts::ParseResult& flags, int threads, dist::Group* group = nullptr) {
+PointRun measure(const cxxopts::ParseResult& flags, int threads,
+                 distributed::Group* group = nullptr) {
   if (!flags.count("model")) {
     throw core::UsageError(
         "engine bench needs a model (engine bench --model mlp, see engine models) or a sweep "
@@ -449,12 +450,12 @@ int bench_point(const std::vector<std::string>& args) {
   const std::string result_path = flags.count("result") ? flags["result"].as<std::string>() : "";
   const std::string command = "engine bench " + core::join(args, " ");
   // a data-parallel point (--nproc, or a scheduler's RANK / WORLD_SIZE): rank 0 reports it
-  const dist::World world = world_of(flags);
-  std::unique_ptr<dist::Group> group;
+  const distributed::World world = world_of(flags);
+  std::unique_ptr<distributed::Group> group;
   PointRun run;
   try {
     if (world.distributed()) {
-      group = std::make_unique<dist::Group>(
+      group = std::make_unique<distributed::Group>(
           world, rank_device(bench_device(flags["device"].as<std::string>()), world));
     }
     run = measure(flags, threads, group.get());

@@ -11,7 +11,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/threads.hpp"
-#include "engine/dist/launcher.hpp"
+#include "engine/distributed/launcher.hpp"
 #include "engine/train/checkpoint.hpp"
 
 namespace engine::cli {
@@ -83,14 +83,14 @@ void add_distributed_flags(cxxopts::Options& options) {
 
 std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
                                    const std::vector<std::string>& args) {
-  if (!flags.count("nproc") || environment(dist::kLaunchedVariable)) return std::nullopt;
+  if (!flags.count("nproc") || environment(distributed::kLaunchedVariable)) return std::nullopt;
   if (environment("RANK") || environment("WORLD_SIZE")) {
     throw core::UsageError(
         "--nproc starts worker processes itself, but RANK / WORLD_SIZE are set: under torchrun or "
         "a scheduler that starts one process per slot, leave --nproc out");
   }
   if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
-  dist::LaunchOptions options;
+  distributed::LaunchOptions options;
   options.nproc = flags["nproc"].as<int>();
   options.nnodes = flags["nnodes"].as<int>();
   options.node_rank = flags["node_rank"].as<int>();
@@ -111,7 +111,7 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
   }
   if (flags.count("master_port")) {
     options.master_port = flags["master_port"].as<int>();
-  } else if (const auto port = dist::master_port_from(dist::process_environment())) {
+  } else if (const auto port = distributed::master_port_from(distributed::process_environment())) {
     options.master_port = *port;
   }
   if (options.master_port < 0 || options.master_port > 65535) {
@@ -145,19 +145,20 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
     }
   };
   options.note = [](const std::string& text) { spdlog::info("{}", text); };
-  const int code = dist::launch(options);
+  const int code = distributed::launch(options);
   std::remove(note.c_str());
   return code;
 }
 
-dist::World world_of(const cxxopts::ParseResult& flags) {
-  dist::World world = dist::world_from_environment(dist::process_environment());
+distributed::World world_of(const cxxopts::ParseResult& flags) {
+  distributed::World world =
+      distributed::world_from_environment(distributed::process_environment());
   world.timeout = timeout_of(flags);
   return world;
 }
 
 int threads_of_this_process(int requested) {
-  if (const auto share = environment(dist::kThreadsVariable)) {
+  if (const auto share = environment(distributed::kThreadsVariable)) {
     return std::max(1, std::atoi(share->c_str()));
   }
   return requested;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dist/world.hpp"
+#include "engine/distributed/world.hpp"
 
 namespace engine::cli {
 
@@ -24,7 +24,7 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
 
 // This process's place: from torchrun's or Slurm's variables (a launcher's worker, a
 // scheduler's task), with --dist_timeout; one process when none is set.
-dist::World world_of(const cxxopts::ParseResult& flags);
+distributed::World world_of(const cxxopts::ParseResult& flags);
 
 // The threads this process uses: a worker of engine's launcher (--nproc) takes its share of
 // the machine's, whatever --threads says; any other process, `requested`.

@@ -18,7 +18,7 @@
 #include "engine/core/threads.hpp"
 #include "engine/io/search_file.hpp"
 #include "engine/report/reports.hpp"
-#include "engine/search/runner.hpp"
+#include "engine/search/search_runner.hpp"
 
 namespace engine::cli {
 namespace {

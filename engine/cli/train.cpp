@@ -13,7 +13,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/train/trainer.hpp"
@@ -80,7 +80,7 @@ std::string checkpoint_folder(const std::string& run_file) {
 
 // A rank other than 0: trains its share with no observers and no run file; its errors reach
 // main() (and its launcher's terminal, prefixed with its rank).
-int follow(run::RunContext& context, dist::Group* group) {
+int follow(run::RunContext& context, distributed::Group* group) {
   core::InterruptScope interrupts(nullptr);  // rank 0 tells the user, and saves
   try {
     train::Trainer trainer(context.spec(), {}, {}, group);
@@ -115,7 +115,7 @@ int train_command(const std::vector<std::string>& args) {
   const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
   if (!flags) return 0;
   if (auto code = launch_if_asked(*flags, "train", args)) return *code;
-  const dist::World world = world_of(*flags);
+  const distributed::World world = world_of(*flags);
   const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   const bool quiet = flags->count("quiet") > 0;
   auto request = run_request("engine train", *flags, args);
@@ -134,11 +134,11 @@ int train_command(const std::vector<std::string>& args) {
     request.steps = (*flags)["steps"].as<int64_t>();
     if (*request.steps < 1) throw core::UsageError("--steps must be >= 1");
   }
-  std::unique_ptr<dist::Group> group;
+  std::unique_ptr<distributed::Group> group;
   if (world.distributed()) {
     if (request.device == "cuda") request.device = "cuda:" + std::to_string(world.local_rank);
     spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
-    group = std::make_unique<dist::Group>(world, core::parse_device(request.device));
+    group = std::make_unique<distributed::Group>(world, core::parse_device(request.device));
   }
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   auto& spec = context.spec();

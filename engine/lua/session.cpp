@@ -4,7 +4,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/lua/runtime/runtime.hpp"
-#include "engine/lua/spec/sweep_reader.hpp"
+#include "engine/lua/script/sweep_reader.hpp"
 
 extern "C" {
 #include <luajit.h>

@@ -10,8 +10,8 @@
 
 #include "engine/bench/sweep.hpp"
 #include "engine/lua/runtime/runtime_options.hpp"
-#include "engine/lua/spec/bench_model.hpp"
-#include "engine/lua/spec/spec_reader.hpp"
+#include "engine/lua/script/bench_model.hpp"
+#include "engine/lua/script/train_script_reader.hpp"
 
 namespace engine::lua {
 

@@ -58,7 +58,7 @@ uint64_t fresh_seed() {
 
 }  // namespace
 
-RunContext::RunContext(RunRequest request, CheckpointUse use, dist::Group* group)
+RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group* group)
     : request_(std::move(request)), use_(use), world_size_(group ? group->size() : 1) {
   const torch::Device device = core::parse_device(request_.device);
   core::apply_device_settings(request_.device_settings);

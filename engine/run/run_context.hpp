@@ -15,7 +15,7 @@
 #include "engine/core/device_settings.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/run_lock.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/session.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -49,7 +49,7 @@ class RunContext {
  public:
   // group: the processes of a distributed run, which take rank 0's seed (chosen by it when
   // neither --seed nor the script gives one) so that they shuffle the data alike.
-  RunContext(RunRequest request, CheckpointUse use, dist::Group* group = nullptr);
+  RunContext(RunRequest request, CheckpointUse use, distributed::Group* group = nullptr);
   ~RunContext();
   RunContext(const RunContext&) = delete;
   RunContext& operator=(const RunContext&) = delete;

@@ -24,14 +24,15 @@ double fingerprint(const std::vector<std::string>& names) {
 
 }  // namespace
 
-DataParallel::DataParallel(dist::Group& group, TrainSpec& spec) : group_(group), spec_(spec) {
+DataParallel::DataParallel(distributed::Group& group, TrainSpec& spec)
+    : group_(group), spec_(spec) {
   if (spec_.train_data) spec_.train_data = spec_.train_data->training_share(rank(), size());
   if (spec_.validation_data) {
     spec_.validation_data = spec_.validation_data->evaluation_share(rank(), size());
   }
   parameters_ = spec_.model.module->parameters();
-  sync_ =
-      std::make_unique<dist::GradientSync>(group_, parameters_, buffers_of(*spec_.model.module));
+  sync_ = std::make_unique<distributed::GradientSync>(group_, parameters_,
+                                                      buffers_of(*spec_.model.module));
   const nn::ProcessSum processes{rank(), size(),
                                  [this](torch::Tensor& t) { group_.all_reduce(t); }};
   for (const auto& module : spec_.model.module->modules()) {

@@ -1,5 +1,5 @@
-// The trainer's side of data-parallel training over a dist::Group: the model's parameters and
-// buffers made rank 0's at the start, gradients averaged by dist::GradientSync (c10d's
+// The trainer's side of data-parallel training over a distributed::Group: the model's parameters
+// and buffers made rank 0's at the start, gradients averaged by distributed::GradientSync (c10d's
 // Reducer), metrics summed over the ranks before they are logged, and the decisions every rank
 // must take together (stop, interrupt) agreed on.
 #pragma once
@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/dist/gradient_sync.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/gradient_sync.hpp"
+#include "engine/distributed/group.hpp"
 #include "engine/nn/batchnorm.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/spec.hpp"
@@ -23,10 +23,10 @@ class DataParallel {
   // evaluation_share): the script's :batch(n) is the global batch. Connects the model's
   // nn.SyncBatchNorm layers (every BatchNorm under sync_batchnorm) to the group, until the
   // end of the run.
-  DataParallel(dist::Group& group, TrainSpec& spec);
+  DataParallel(distributed::Group& group, TrainSpec& spec);
   ~DataParallel();
 
-  dist::Group& group() { return group_; }
+  distributed::Group& group() { return group_; }
   int rank() const { return group_.rank(); }
   int size() const { return group_.size(); }
   bool leader() const { return group_.leader(); }
@@ -52,10 +52,10 @@ class DataParallel {
   bool synchronised_batchnorm() const { return !synchronised_.empty(); }
 
  private:
-  dist::Group& group_;
+  distributed::Group& group_;
   TrainSpec& spec_;
   std::vector<torch::Tensor> parameters_;
-  std::unique_ptr<dist::GradientSync> sync_;
+  std::unique_ptr<distributed::GradientSync> sync_;
   std::vector<std::shared_ptr<nn::BatchNormImpl>> synchronised_;
 };
 

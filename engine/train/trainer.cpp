@@ -114,7 +114,7 @@ std::string signal_name(int signal) {
 }  // namespace
 
 Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file,
-                 dist::Group* group)
+                 distributed::Group* group)
     : spec_(spec), observers_(std::move(observers)), run_file_(std::move(run_file)) {
   check_spec(spec_);
   if (group && group->size() > 1) {

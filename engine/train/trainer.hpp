@@ -21,7 +21,7 @@
 #include "engine/train/target_check.hpp"
 #include "engine/train/trainer_state.hpp"
 
-namespace engine::dist {
+namespace engine::distributed {
 class Group;
 }
 
@@ -48,7 +48,7 @@ class Trainer : public StepContext {
   // rank's share of the data, averages gradients and metrics over the ranks, and only rank 0
   // writes checkpoints. Every rank gets the same checkpoint folder.
   Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string run_file = {},
-          dist::Group* group = nullptr);
+          distributed::Group* group = nullptr);
   ~Trainer() override;
   // Restores a checkpoint of this script's run: the next run() goes on where it was written.
   // The run's checkpoints recorded in it are taken as the files beside checkpoint_path, wherever

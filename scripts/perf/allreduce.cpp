@@ -1,6 +1,7 @@
 // The time of one all-reduce of N floats over the processes of a world given by torchrun's
-// variables, through engine::dist::Group (c10d's Gloo on CPU): the communication a data-parallel
-// step adds when nothing overlaps it. Run by scripts/perf/distributed.sh, one process per rank:
+// variables, through engine::distributed::Group (c10d's Gloo on CPU): the communication a
+// data-parallel step adds when nothing overlaps it. Run by scripts/perf/distributed.sh, one process
+// per rank:
 //   RANK=r WORLD_SIZE=2 MASTER_PORT=P perf_allreduce N [REPEATS]
 #include <algorithm>
 #include <chrono>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "engine/core/threads.hpp"
-#include "engine/dist/group.hpp"
+#include "engine/distributed/group.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -19,8 +20,9 @@ int main(int argc, char** argv) {
   const int64_t floats = std::atoll(argv[1]);
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 200;
   engine::core::configure_threads(1);
-  auto world = engine::dist::world_from_environment(engine::dist::process_environment());
-  engine::dist::Group group(world, torch::kCPU);
+  auto world =
+      engine::distributed::world_from_environment(engine::distributed::process_environment());
+  engine::distributed::Group group(world, torch::kCPU);
   auto tensor = torch::ones({floats});
   std::vector<double> ms;
   for (int i = 0; i < repeats + 10; ++i) {

@@ -9,8 +9,8 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/sweep.hpp"
 #include "engine/lua/runtime/runtime.hpp"
-#include "engine/lua/spec/spec_reader.hpp"
-#include "engine/lua/spec/sweep_reader.hpp"
+#include "engine/lua/script/sweep_reader.hpp"
+#include "engine/lua/script/train_script_reader.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 namespace {

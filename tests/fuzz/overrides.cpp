@@ -7,7 +7,7 @@
 #include "engine/bench/sweep.hpp"
 #include "engine/bench/value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
-#include "engine/lua/spec/spec_reader.hpp"
+#include "engine/lua/script/train_script_reader.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 namespace {

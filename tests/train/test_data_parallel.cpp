@@ -1,4 +1,4 @@
-// The trainer over a dist::Group of two ranks (one thread each, loopback Gloo) against one
+// The trainer over a distributed::Group of two ranks (one thread each, loopback Gloo) against one
 // process: the same global batches, so the same metric series and weights up to rounding.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <functional>
 #include <thread>
 
-#include "engine/dist/group.hpp"
-#include "engine/dist/launcher.hpp"
+#include "engine/distributed/group.hpp"
+#include "engine/distributed/launcher.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/train/blob_spec.hpp"
 
@@ -18,8 +18,8 @@ using engine::test::Recorder;
 
 namespace {
 
-dist::World rank_of_two(int rank, int port) {
-  dist::World w;
+distributed::World rank_of_two(int rank, int port) {
+  distributed::World w;
   w.rank = w.local_rank = rank;
   w.size = w.local_size = 2;
   w.master_port = port;
@@ -29,14 +29,14 @@ dist::World rank_of_two(int rank, int port) {
 
 // Runs body(group, rank) for ranks 0 and 1 of one group, on two threads; returns what each
 // threw ("" when nothing).
-std::vector<std::string> on_two_ranks(const std::function<void(dist::Group&, int)>& body) {
+std::vector<std::string> on_two_ranks(const std::function<void(distributed::Group&, int)>& body) {
   std::vector<std::string> errors(2);
-  const int port = dist::free_port();
+  const int port = distributed::free_port();
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       try {
-        dist::Group group(rank_of_two(r, port), torch::kCPU);
+        distributed::Group group(rank_of_two(r, port), torch::kCPU);
         body(group, r);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
@@ -48,8 +48,9 @@ std::vector<std::string> on_two_ranks(const std::function<void(dist::Group&, int
 }
 
 std::vector<std::string> train_on_two_ranks(train::TrainSpec (&specs)[2], Recorder (&ranks)[2]) {
-  return on_two_ranks(
-      [&](dist::Group& group, int r) { train::Trainer(specs[r], {&ranks[r]}, {}, &group).run(); });
+  return on_two_ranks([&](distributed::Group& group, int r) {
+    train::Trainer(specs[r], {&ranks[r]}, {}, &group).run();
+  });
 }
 
 void check_close(const Recorder& a, const Recorder& b) {
@@ -138,7 +139,7 @@ TEST_CASE("SyncBatchNorm's gradients over two ranks are those of the whole batch
   (whole_output * weights).sum().backward();
 
   torch::Tensor outputs[2], input_grads[2], weight_grads[2], running_vars[2];
-  const auto errors = on_two_ranks([&](dist::Group& group, int r) {
+  const auto errors = on_two_ranks([&](distributed::Group& group, int r) {
     nn::BatchNorm bn(nn::BatchNormKind::kSync, torch::nn::BatchNormOptions(3));
     bn->synchronise({r, 2, [&group](torch::Tensor& t) { group.all_reduce(t); }});
     // unequal shares: 2 samples on rank 0, 4 on rank 1

@@ -5,7 +5,7 @@
 #include "engine/core/format.hpp"
 #include "engine/data/image_folder.hpp"
 #include "engine/data/tabular.hpp"
-#include "engine/lua/data/data_parts.hpp"
+#include "engine/lua/data/data_tables.hpp"
 
 namespace engine::lua {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "engine/data/loader.hpp"
-#include "engine/lua/data/data_parts.hpp"
+#include "engine/lua/data/data_tables.hpp"
 
 namespace engine::lua {
 namespace {

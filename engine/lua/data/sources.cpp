@@ -13,7 +13,7 @@
 #include "engine/data/image_folder.hpp"
 #include "engine/data/mnist.hpp"
 #include "engine/data/synthetic.hpp"
-#include "engine/lua/data/data_parts.hpp"
+#include "engine/lua/data/data_tables.hpp"
 
 namespace engine::lua {
 namespace {

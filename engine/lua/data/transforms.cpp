@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "engine/data/image_transforms.hpp"
-#include "engine/lua/data/data_parts.hpp"
+#include "engine/lua/data/data_tables.hpp"
 
 namespace engine::lua {
 namespace {

@@ -9,7 +9,7 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/nn/modules/rnn.h>
 
-#include "engine/lua/nn/nn_parts.hpp"
+#include "engine/lua/nn/nn_tables.hpp"
 #include "engine/nn/batchnorm.hpp"
 
 namespace engine::lua {

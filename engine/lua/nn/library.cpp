@@ -1,7 +1,7 @@
 // require 'nn.core': the module type (nn/module_methods.cpp), the layers (nn/layers.cpp), the
 // losses and metrics, and the hooks nn.lua uses to build modules written in Lua.
 #include "engine/lua/nn/lua_module.hpp"
-#include "engine/lua/nn/nn_parts.hpp"
+#include "engine/lua/nn/nn_tables.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/train/metrics.hpp"

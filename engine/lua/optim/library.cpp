@@ -2,7 +2,7 @@
 // learning-rate schedulers, from optimizers.cpp and schedulers.cpp.
 #include <vector>
 
-#include "engine/lua/optim/optim_parts.hpp"
+#include "engine/lua/optim/optim_tables.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 
 namespace engine::lua {

@@ -8,7 +8,7 @@
 #include <torch/optim/sgd.h>
 
 #include "engine/lua/nn/module_value.hpp"
-#include "engine/lua/optim/optim_parts.hpp"
+#include "engine/lua/optim/optim_tables.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/adam.hpp"
 #include "engine/train/sgd.hpp"

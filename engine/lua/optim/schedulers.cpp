@@ -2,7 +2,7 @@
 // OneCycleLR, ReduceLROnPlateau) and their methods (step, lr).
 #include "engine/core/format.hpp"
 #include "engine/core/numbers.hpp"
-#include "engine/lua/optim/optim_parts.hpp"
+#include "engine/lua/optim/optim_tables.hpp"
 
 namespace engine::lua {
 namespace {

@@ -1,5 +1,5 @@
 // A search space as a Lua value: what search.log(1e-3, 1) and friends return, and what the
-// training script's reader finds in hparams (spec_reader.cpp).
+// training script's reader finds in hparams (train_script_reader.cpp).
 #pragma once
 
 extern "C" {

@@ -5,7 +5,7 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -133,7 +133,7 @@ const luaL_Reg* autograd_functions() {
   return kAutograd;
 }
 
-TorchPart autograd_part() {
+TorchTables autograd_tables() {
   return {kAutogradMethods, kAutogradMeta, kAutogradFunctions};
 }
 

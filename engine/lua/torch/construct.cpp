@@ -6,7 +6,7 @@
 
 #include "engine/core/device.hpp"
 #include "engine/core/seed.hpp"
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -354,7 +354,7 @@ const luaL_Reg kConstructFunctions[] = {{"tensor", t_tensor},
 
 }  // namespace
 
-TorchPart construct_part() {
+TorchTables construct_tables() {
   return {kConstructMethods, kConstructMeta, kConstructFunctions};
 }
 

@@ -5,7 +5,7 @@
 
 #include "engine/core/device.hpp"
 #include "engine/core/format.hpp"
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -173,7 +173,7 @@ std::string tensor_string(const Tensor& tensor) {
   return out.str();
 }
 
-TorchPart convert_part() {
+TorchTables convert_tables() {
   return {kConvertMethods, kConvertMeta, kConvertFunctions};
 }
 

@@ -1,7 +1,7 @@
 // Part of require 'torch'. Indexing, views and shape: x[i], x[{a, b}] = v, size, view, reshape,
 // permute, narrow, gather, scatter, masked_fill, split. Dimensions and index values are 1-based in
 // Lua and converted here (LUA_API.md).
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 #include "engine/core/format.hpp"
 #include "engine/core/numbers.hpp"
@@ -422,7 +422,7 @@ int push_result(lua_State* L, bool in_place, const torch::Tensor& result) {
   return 1;
 }
 
-TorchPart index_part() {
+TorchTables index_tables() {
   return {kIndexMethods, kIndexMeta, kIndexFunctions};
 }
 

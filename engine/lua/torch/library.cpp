@@ -3,7 +3,7 @@
 // own methods, metamethods and torch.* functions.
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -44,14 +44,15 @@ const char* kMirrored[] = {"add",         "sub",
 }  // namespace
 
 int open_torch(lua_State* L) {
-  const TorchPart parts[] = {construct_part(), index_part(),    math_part(),
-                             reduce_part(),    autograd_part(), convert_part()};
+  const TorchTables parts[] = {construct_tables(), index_tables(),    math_tables(),
+                               reduce_tables(),    autograd_tables(), convert_tables()};
   define_type(L, TensorBox::kTypeName, nullptr, nullptr, gc_tensor, tensor_index);
-  for (const TorchPart& part : parts) extend_type(L, TensorBox::kTypeName, part.methods, part.meta);
+  for (const TorchTables& part : parts)
+    extend_type(L, TensorBox::kTypeName, part.methods, part.meta);
   push_metatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
-  for (const TorchPart& part : parts) luaL_setfuncs(L, part.functions, 0);
+  for (const TorchTables& part : parts) luaL_setfuncs(L, part.functions, 0);
   lua_newtable(L);  // torch.linalg
   luaL_setfuncs(L, linalg_functions(), 0);
   lua_setfield(L, -2, "linalg");

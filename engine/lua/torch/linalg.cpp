@@ -2,7 +2,7 @@
 // eigh, slogdet, vector_norm, matrix_norm. Dimensions and index values are 1-based in Lua and
 // converted here (LUA_API.md). ATen's functions (at::linalg_*) rather than torch::linalg, which
 // libtorch 2.x no longer ships; the C++ API's were thin wrappers of these.
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {

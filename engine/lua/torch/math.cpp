@@ -1,7 +1,7 @@
 // Part of require 'torch'. Elementwise math: + - * / ^, comparisons, unary functions and their
 // in-place forms, clamp, sort, topk, cumsum, softmax, random fills. Dimensions and index values are
 // 1-based in Lua and converted here (LUA_API.md).
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -348,7 +348,7 @@ const luaL_Reg kMathFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 
-TorchPart math_part() {
+TorchTables math_tables() {
   return {kMathMethods, kMathMeta, kMathFunctions};
 }
 

@@ -3,7 +3,7 @@
 // (LUA_API.md).
 #include <optional>
 
-#include "engine/lua/torch/torch_parts.hpp"
+#include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
 namespace {
@@ -116,7 +116,7 @@ const luaL_Reg kReduceFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 
-TorchPart reduce_part() {
+TorchTables reduce_tables() {
   return {kReduceMethods, kReduceMeta, kReduceFunctions};
 }
 

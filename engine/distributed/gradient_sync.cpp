@@ -1,0 +1,102 @@
+#include "engine/distributed/gradient_sync.hpp"
+
+#include <torch/csrc/distributed/c10d/reducer.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+
+#include "engine/core/errors.hpp"
+
+namespace engine::distributed {
+namespace {
+
+constexpr size_t kFirstBucketBytes = 1 << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
+
+std::vector<torch::Tensor> trainable(std::vector<torch::Tensor> parameters) {
+  parameters.erase(std::remove_if(parameters.begin(), parameters.end(),
+                                  [](const torch::Tensor& p) { return !p.requires_grad(); }),
+                   parameters.end());
+  return parameters;
+}
+
+// c10d::Reducer's constructor as libtorch 1.13 has it (bucket size limits third), or as 2.x
+// has it (no limits; whether unused parameters skip the all-reduce, whether Python drives the
+// reducer, a list of bucket caps after the first bucket's cap).
+template <typename Reducer = c10d::Reducer>
+std::unique_ptr<Reducer> make_reducer(std::vector<torch::Tensor> params,
+                                      std::vector<std::vector<size_t>> buckets,
+                                      std::vector<size_t> limits,
+                                      const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                                      int64_t bucket_bytes, bool find_unused) {
+  const size_t count = params.size();
+  if constexpr (std::is_constructible_v<
+                    Reducer, std::vector<torch::Tensor>, std::vector<std::vector<size_t>>,
+                    std::vector<size_t>, c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<bool>,
+                    int64_t, bool, bool, std::unordered_map<size_t, std::string>, int64_t>) {
+    return std::make_unique<Reducer>(std::move(params), std::move(buckets), std::move(limits),
+                                     group, std::vector<bool>(count, false), bucket_bytes,
+                                     find_unused, /*gradient_as_bucket_view=*/false,
+                                     std::unordered_map<size_t, std::string>{},
+                                     static_cast<int64_t>(kFirstBucketBytes));
+  } else {
+    (void)limits;
+    return std::make_unique<Reducer>(
+        std::move(params), std::move(buckets), group, std::vector<bool>(count, false), bucket_bytes,
+        find_unused, /*gradient_as_bucket_view=*/false, std::unordered_map<size_t, std::string>{},
+        static_cast<int64_t>(kFirstBucketBytes),
+        /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
+        std::vector<int64_t>{});
+  }
+}
+
+}  // namespace
+
+GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
+                           std::vector<torch::Tensor> buffers, GradientSyncOptions options)
+    : group_(group), buffers_(std::move(buffers)) {
+  auto params = trainable(std::move(parameters));
+  if (params.empty()) {
+    throw core::UsageError("distributed training needs a model with trainable parameters");
+  }
+  try {
+    c10d::verify_params_across_processes(group_.backend(), params, c10::nullopt);
+  } catch (const std::exception& e) {
+    group_.fail("checking that every rank builds the same model", e);
+  }
+  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(
+      params, {kFirstBucketBytes, static_cast<size_t>(options.bucket_bytes)},
+      std::vector<bool>(params.size(), false));
+  std::reverse(buckets.begin(), buckets.end());
+  std::reverse(limits.begin(), limits.end());
+  try {
+    reducer_ = make_reducer(std::move(params), std::move(buckets), std::move(limits),
+                            group_.backend(), options.bucket_bytes, options.find_unused_parameters);
+  } catch (const std::exception& e) {
+    group_.fail("setting up the gradient all-reduce", e);
+  }
+}
+
+GradientSync::~GradientSync() = default;
+
+void GradientSync::before_forward() {
+  try {
+    reducer_->rebuild_buckets();  // once, after the first step; then a no-op
+    reducer_->prepare_for_forward();
+  } catch (const std::exception& e) {
+    group_.fail("rebuilding the gradient buckets", e);
+  }
+  if (!buffers_.empty()) group_.broadcast(buffers_);
+}
+
+void GradientSync::before_backward(const torch::Tensor& loss) {
+  try {
+    reducer_->prepare_for_backward({loss});
+  } catch (const std::exception& e) {
+    group_.fail("preparing the gradient all-reduce", e);
+  }
+}
+
+}  // namespace engine::distributed

@@ -1,0 +1,48 @@
+// Where this process stands among the processes of one training job: its rank, the world's
+// size, its place on its machine, and where rank 0's rendezvous store listens. Read from
+// torchrun's environment contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), which Kubernetes' PyTorchJob sets too, or, when those are absent, from Slurm's
+// (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE), so that one binary runs
+// under any scheduler that starts one process per slot.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace engine::distributed {
+
+struct World {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::chrono::milliseconds timeout{60000};  // rendezvous and every collective
+  std::string source;  // "torchrun variables", "Slurm variables", "--nproc", "" (one process)
+
+  bool distributed() const { return size > 1; }
+  // "rank 1 of 4 (local 1 of 2), rendezvous 10.0.0.1:29500"
+  std::string describe() const;
+};
+
+// Reads one environment variable; nothing when unset. Tests pass their own.
+using Environment = std::function<std::optional<std::string>(const std::string& name)>;
+Environment process_environment();
+
+// The world the environment describes: one process when neither torchrun's nor Slurm's
+// variables are set. A UsageError names the variable at fault (not a number, a rank outside
+// the world, MASTER_ADDR missing for a world of several machines).
+World world_from_environment(const Environment& environment);
+// MASTER_PORT when it is set; a UsageError when it is not a port.
+std::optional<int> master_port_from(const Environment& environment);
+
+// The variables a launcher sets for one of its workers, torchrun's names.
+std::vector<std::pair<std::string, std::string>> worker_environment(const World& world);
+
+}  // namespace engine::distributed

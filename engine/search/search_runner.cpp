@@ -1,0 +1,285 @@
+#include "engine/search/search_runner.hpp"
+
+#include <optional>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
+#include "engine/io/result_file.hpp"
+#include "engine/search/trial_process.hpp"
+
+namespace engine::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Clock = std::chrono::steady_clock;
+
+// How long a trial asked to stop (Ctrl-C, SIGTERM at its timeout) may take to save its
+// checkpoint before it is killed: a trial stuck inside one step never reaches the point where
+// it stops, and the search must end all the same.
+constexpr double kStopGrace = 60;
+
+struct Running {
+  Job job;
+  std::unique_ptr<core::ChildProcess> process;
+  std::string log;
+  Clock::time_point started = Clock::now();
+  std::optional<Clock::time_point> stop_asked;  // when it was signalled to stop
+  double grace = kStopGrace;                    // then killed once this much longer has passed
+  bool timed_out = false;
+  bool killed = false;
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string trial_folder(const TrialCommand& command, int64_t id) {
+  return (fs::path(command.folder) / std::to_string(id)).string();
+}
+
+// The run file a trial's engine train wrote under its folder (<folder>/<id>/<name>/<time>.h5).
+std::string find_run_file(const std::string& folder) {
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error)) {
+    const auto& p = it->path();
+    if (it->is_regular_file() && p.extension() == ".h5" &&
+        p.filename().string().rfind("ckpt-", 0) != 0) {
+      return p.string();
+    }
+  }
+  return {};
+}
+
+std::string describe(const std::map<std::string, io::HParam>& hparams, const SearchSpace& space) {
+  std::vector<std::string> parts;
+  for (const auto& [name, _] : space.spaces) {
+    const auto it = hparams.find(name);
+    if (it == hparams.end()) continue;
+    const auto* number = std::get_if<double>(&it->second);
+    parts.push_back(name + "=" + (number ? core::number_string(*number) : hparam_text(it->second)));
+  }
+  return core::join(parts, " ");
+}
+
+std::vector<std::string> trial_argv(const Trial& trial, const Job& job, const TrialCommand& command,
+                                    const SearcherConfig& config, const SearchSpace& space) {
+  std::vector<std::string> argv = {command.engine, "train", command.script};
+  if (!trial.run_file.empty()) {
+    argv.insert(argv.end(), {"--resume", trial.run_file});
+  } else {
+    argv.insert(argv.end(), {"--out", trial_folder(command, trial.id), "--seed",
+                             std::to_string(command.seed + static_cast<uint64_t>(trial.id))});
+    for (const auto& o : command.overrides) argv.insert(argv.end(), {"--set", o});
+    for (const auto& [name, _] : space.spaces) {
+      argv.insert(argv.end(), {"--set", name + "=" + hparam_text(trial.hparams.at(name))});
+    }
+  }
+  if (job.length > 0) {
+    argv.insert(argv.end(),
+                {config.unit == "steps" ? "--steps" : "--epochs", std::to_string(job.length)});
+  }
+  argv.insert(argv.end(), {"--threads", std::to_string(command.threads), "-q"});
+  argv.insert(argv.end(), command.flags.begin(), command.flags.end());
+  return argv;
+}
+
+// The searched metric's last finite value in the run file; NaN when it logged only NaN. A
+// UsageError when the run file has no such series at all.
+double searched_metric(const io::RunFile& run, const std::string& metric) {
+  const auto dot = metric.find('.');
+  const std::string split = metric.substr(0, dot), name = metric.substr(dot + 1);
+  const auto s = run.metrics.find(split);
+  if (s == run.metrics.end() || !s->second.series.count(name)) {
+    std::vector<std::string> known;
+    for (const auto& [split_name, series] : run.metrics) {
+      for (const auto& [series_name, _] : series.series)
+        known.push_back(split_name + "." + series_name);
+    }
+    throw core::UsageError("searcher metric '" + metric + "' is not in the trial's run file " +
+                           run.path + " (it has " + core::join(known, ", ") + ")");
+  }
+  const auto& values = s->second.series.at(name);
+  for (auto it = values.rbegin(); it != values.rend(); ++it) {
+    if (std::isfinite(*it)) return *it;
+  }
+  return NAN;
+}
+
+// A trial goes on from its run file's latest checkpoint; one killed before its first
+// checkpoint (or before its run file) starts again in an emptied folder.
+void prepare_folder(Trial& trial, const std::string& folder) {
+  if (trial.run_file.empty() || !fs::exists(trial.run_file)) trial.run_file = find_run_file(folder);
+  if (!trial.run_file.empty()) {
+    try {
+      if (!io::read_run_file(trial.run_file).latest_checkpoint.empty()) return;
+    } catch (const core::Error&) {
+      // unreadable: start again
+    }
+  }
+  trial.run_file.clear();
+  core::remove_tree(folder);
+  fs::create_directories(folder);
+}
+
+void record(io::SearchFile& file, const Searcher& searcher, const Trial& trial) {
+  file.write_trial(record_of(trial));
+  if (const auto best = searcher.best()) {
+    for (const auto& t : searcher.trials()) {
+      if (t.id != *best) continue;
+      file.write_best({t.id, searcher.config().metric, search::metric_of(t), t.hparams});
+    }
+  }
+}
+
+}  // namespace
+
+io::SearchTrialRecord record_of(const Trial& trial) {
+  io::SearchTrialRecord r = trial;
+  if (!trial.run_file.empty() && fs::exists(trial.run_file)) {
+    try {
+      r.metrics = io::read_run_file(trial.run_file).metrics;
+    } catch (const core::Error&) {
+      // a run file its crash left unreadable: the search file keeps the rest
+    }
+  }
+  return r;
+}
+
+SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::SearchFile& file,
+                         const ProgressSink& progress) {
+  const SearcherConfig& config = searcher.config();
+  const SearchSpace& space = searcher.space();
+  std::vector<Running> running;
+  SearchOutcome outcome;
+  const auto finish_job = [&](Running& r, int code) {
+    Trial& trial = searcher.trial(r.job.trial);
+    if (trial.run_file.empty()) trial.run_file = find_run_file(trial_folder(command, trial.id));
+    if (code == 0) {
+      const double metric = searched_metric(io::read_run_file(trial.run_file), config.metric);
+      searcher.finished(r.job, metric);
+      // in the search file before it is said: a search killed right after the line resumes
+      // without running this rung again
+      record(file, searcher, trial);
+      const auto best = searcher.best();
+      progress("trial " + std::to_string(trial.id) + " finished rung " +
+               std::to_string(r.job.rung) + ": " + config.metric + " " +
+               core::number_string(metric) + " (" + std::to_string(searcher.trials().size()) +
+               " of " + std::to_string(searcher.planned_trials()) + " trials started, " +
+               std::to_string(searcher.running()) + " training" +
+               (best ? "; best: trial " + std::to_string(*best) + ", " +
+                           core::number_string(search::metric_of(searcher.trial(*best)))
+                     : "") +
+               ")");
+      return;
+    } else if (r.timed_out) {  // not restarted: it would run out of time again
+      const std::string reason = "timed out after " +
+                                 core::number_string(command.trial_timeout_seconds) +
+                                 " s (--trial_timeout)";
+      searcher.failed(r.job, reason);
+      record(file, searcher, trial);
+      progress("trial " + std::to_string(trial.id) + " failed: " + reason);
+      return;
+    } else if (code == 130 || code == 143 || outcome.interrupted) {
+      // stopped by Ctrl-C with the search: --resume continues it from its checkpoint
+      trial.status = "interrupted";
+    } else if (trial.restarts < config.max_restarts) {
+      ++trial.restarts;
+      const std::string reason = failure_reason(r.log);
+      progress("trial " + std::to_string(trial.id) + " failed (" + reason + "); restart " +
+               std::to_string(trial.restarts) + " of " + std::to_string(config.max_restarts));
+      trial.reason = reason;
+      record(file, searcher, trial);
+      prepare_folder(trial, trial_folder(command, trial.id));
+      running.push_back(Running{
+          r.job, start_trial(trial_argv(trial, r.job, command, config, space), r.log), r.log});
+      return;
+    } else {
+      const std::string reason = failure_reason(r.log);
+      searcher.failed(r.job, reason);
+      record(file, searcher, trial);
+      progress("trial " + std::to_string(trial.id) + " failed: " + reason);
+      return;
+    }
+    record(file, searcher, trial);
+  };
+
+  for (;;) {
+    while (!outcome.interrupted &&
+           static_cast<int64_t>(running.size()) < config.max_concurrent_trials) {
+      const auto job = searcher.next();
+      if (!job) break;
+      Trial& trial = searcher.trial(job->trial);
+      const std::string folder = trial_folder(command, trial.id);
+      prepare_folder(trial, folder);
+      const std::string log = (fs::path(folder) / "train.log").string();
+      progress("trial " + std::to_string(trial.id) +
+               (job->rung == 0 ? " started: " + describe(trial.hparams, space)
+                               : " promoted to rung " + std::to_string(job->rung)) +
+               (job->length > 0
+                    ? " (" + std::to_string(job->length) + " " +
+                          (job->length == 1 ? config.unit.substr(0, config.unit.size() - 1)
+                                            : config.unit) +
+                          ")"
+                    : ""));
+      record(file, searcher, trial);
+      running.push_back(
+          Running{*job, start_trial(trial_argv(trial, *job, command, config, space), log), log});
+    }
+    if (running.empty()) break;
+    if (const int signal = core::pending_interrupt(); signal && !outcome.interrupted) {
+      outcome.interrupted = true;
+      outcome.signal = signal;
+      progress("stopping: each running trial saves a checkpoint; engine search --resume continues");
+      for (auto& r : running) {
+        r.process->signal(SIGINT);
+        r.stop_asked = Clock::now();
+      }
+    }
+    for (auto& r : running) {
+      const double limit = command.trial_timeout_seconds;
+      if (limit > 0 && !r.stop_asked && seconds_since(r.started) > limit) {
+        progress("trial " + std::to_string(r.job.trial) + " ran past --trial_timeout " +
+                 core::number_string(limit) + " s: stopping it");
+        r.process->signal(SIGTERM);
+        r.stop_asked = Clock::now();
+        r.grace = std::min(kStopGrace, limit);
+        r.timed_out = true;
+      } else if (r.stop_asked && !r.killed && seconds_since(*r.stop_asked) > r.grace) {
+        r.process->signal(SIGKILL);  // a killed process ends, and poll() reaps it
+        r.killed = true;
+      }
+    }
+    bool any = false;
+    for (size_t i = 0; i < running.size();) {
+      const auto code = running[i].process->poll();
+      if (!code) {
+        ++i;
+        continue;
+      }
+      any = true;
+      Running done = std::move(running[i]);
+      running.erase(running.begin() + static_cast<long>(i));
+      finish_job(done, code->code());
+    }
+    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!outcome.interrupted) {
+    searcher.close();
+    for (const auto& t : searcher.trials()) record(file, searcher, t);
+  }
+  return outcome;
+}
+
+}  // namespace engine::search
