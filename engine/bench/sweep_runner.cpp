@@ -12,6 +12,7 @@
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_process.hpp"
+#include "engine/bench/sweep_tables.hpp"
 #include "engine/bench/timing.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
@@ -45,33 +46,6 @@ BenchRow planned_row(const PlannedPoint& p, int64_t index) {
   row.num_batches = param_int(p.params, "num_batches");
   row.label = param_text(p.params, "label");
   return row;
-}
-
-// The parameters that differ between points of the plan (model first), for progress lines.
-std::vector<std::string> varying(const std::vector<PlannedPoint>& plan) {
-  std::vector<std::string> names;
-  if (plan.empty()) return names;
-  for (const auto& [name, value] : plan.front().params) {
-    const bool varies = std::any_of(
-        plan.begin(), plan.end(), [&, &key = name, &first = value](const PlannedPoint& p) {
-          const auto it = p.params.find(key);
-          return it == p.params.end() || !values_equal(it->second, first);
-        });
-    if ((varies && name != "enabled") || name == "model") names.push_back(name);
-  }
-  std::stable_partition(names.begin(), names.end(), [](const auto& n) { return n == "model"; });
-  return names;
-}
-
-std::string describe(const PlannedPoint& p, const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& name : names) {
-    const auto value = param_text(p.params, name);
-    if (value.empty()) continue;
-    if (!text.empty()) text += " ";
-    text += name == "model" ? value : name + "=" + value;
-  }
-  return text;
 }
 
 // What a data-parallel point has in common with its one-process baseline: every parameter but
@@ -253,32 +227,6 @@ BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, con
   return merged;
 }
 
-std::string result_line(const BenchRow& row) {
-  if (row.status == "ok") {
-    char text[256];
-    std::snprintf(text, sizeof text,
-                  "ok: p50 %.3f ms, mean %.3f ms, p90 %.3f ms, %.1f samples/s, peak %.0f MiB",
-                  row.p50_ms, row.mean_ms, row.p90_ms, row.throughput,
-                  static_cast<double>(row.peak_resident_bytes) / (1 << 20));
-    std::string line = text;
-    if (row.peak_device_bytes > 0) {
-      line +=
-          ", device peak " +
-          core::number_string(std::round(static_cast<double>(row.peak_device_bytes) / (1 << 20))) +
-          " MiB";
-    }
-    const std::string parts = parts_text(row);
-    if (!parts.empty()) line += "; " + parts;
-    if (row.repeats > 1) {
-      line += ", " + std::to_string(row.repeats) + " repeats spread " +
-              core::number_string(std::round(row.p50_spread * 1000) / 10) + "%";
-      if (row.unstable) line += " UNSTABLE";
-    }
-    return line;
-  }
-  return row.status + ": " + row.reason;
-}
-
 }  // namespace
 
 void record_summary(io::BenchRow& row, const Summary& s) {
@@ -305,21 +253,6 @@ void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<dou
   row.forward_ms = mean("forward");
   row.backward_ms = mean("backward");
   row.optimizer_ms = mean("optimizer");
-}
-
-std::string parts_text(const BenchRow& row) {
-  std::string text;
-  const std::pair<const char*, double> parts[] = {{"data", row.data_ms},
-                                                  {"forward", row.forward_ms},
-                                                  {"backward", row.backward_ms},
-                                                  {"optimizer", row.optimizer_ms}};
-  for (const auto& [name, ms] : parts) {
-    if (std::isnan(ms)) continue;
-    char one[64];
-    std::snprintf(one, sizeof one, "%s%s %.3f", text.empty() ? "" : " + ", name, ms);
-    text += one;
-  }
-  return text.empty() ? text : text + " ms (means)";
 }
 
 Rerun parse_rerun(const std::string& name) {
@@ -349,147 +282,184 @@ std::string first_line(const std::string& message) {
   return end == std::string::npos ? message : message.substr(0, end);
 }
 
-SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
-                       const RunnerOptions& o) {
-  SweepOutcome outcome;
-  std::map<std::string, BenchPoint> stored;
-  std::vector<OomRecord> ooms;
-  std::set<std::string> planned_ids;
-  for (const auto& p : plan) planned_ids.insert(p.id);
-  for (auto& point : file.points()) {
-    // an out-of-memory failure skips larger batches while it stands: not when it runs again
-    const bool stands =
-        !planned_ids.count(point.row.point_id) || keep_stored(point.row.status, o.rerun);
-    if (point.row.error_kind == "oom" && stands) {
-      ooms.push_back({point.row.batch_family, point.row.batch_size,
-                      "stored point " + std::to_string(point.row.point)});
+namespace {
+
+// One sweep over a plan into a benchmark file: the points stored there, the out-of-memory
+// failures that stand, and what the sweep has done so far.
+class SweepRun {
+ public:
+  SweepRun(const std::vector<PlannedPoint>& plan, io::BenchFile& file, const RunnerOptions& o)
+      : plan_(plan), file_(file), o_(o) {
+    read_stored();
+    names_ = varying_parameters(plan);
+    for (const auto& name : names_) {
+      static const std::set<std::string> columns = {"model", "phase",   "batch_size",
+                                                    "dtype", "threads", "world_size"};
+      if (!columns.count(name)) others_.push_back(name);
     }
-    stored.emplace(point.row.point_id, std::move(point));
-  }
-  int64_t next_index = file.point_count();
-
-  std::vector<std::string> gone;
-  for (const auto& [id, point] : stored) {
-    if (planned_ids.count(id)) continue;
-    Point params(point.parameters.begin(), point.parameters.end());
-    gone.push_back("  /points/" + std::to_string(point.row.point) + " (" + point.row.status +
-                   "): " + point_text(params));
-  }
-  if (!gone.empty()) {
-    std::fprintf(o.out, "%zu stored point%s no longer in the plan (kept in the file):\n",
-                 gone.size(), gone.size() == 1 ? " is" : "s are");
-    for (const auto& line : gone) std::fprintf(o.out, "%s\n", line.c_str());
+    for (const auto& p : plan) to_run_ += p.active && !kept(p) ? 1 : 0;
   }
 
-  const auto names = varying(plan);
-  std::vector<std::string> others;
-  for (const auto& name : names) {
-    static const std::set<std::string> columns = {"model", "phase",   "batch_size",
-                                                  "dtype", "threads", "world_size"};
-    if (!columns.count(name)) others.push_back(name);
+  SweepOutcome run() {
+    report_gone();
+    for (size_t i = 0; i < plan_.size() && !outcome_.interrupted; ++i) run_planned(i);
+    update_scaling_efficiency();
+    return outcome_;
   }
-  const int64_t total = static_cast<int64_t>(plan.size());
-  int64_t to_run = 0;
-  for (const auto& p : plan) {
-    const auto it = stored.find(p.id);
-    if (p.active && (it == stored.end() || !keep_stored(it->second.row.status, o.rerun))) ++to_run;
-  }
-  double run_seconds = 0;
-  int64_t finished_runs = 0;
 
-  for (int64_t i = 0; i < total; ++i) {
-    const auto& p = plan[static_cast<size_t>(i)];
-    outcome.settings.push_back(describe(p, others));
-    const auto found = stored.find(p.id);
-    const int64_t index = found != stored.end() ? found->second.row.point : next_index++;
-    BenchRow planned = planned_row(p, index);
-    const std::string head =
-        "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + describe(p, names);
-
-    if (!p.active) {
-      BenchPoint point;
-      point.row = planned;
-      point.row.status = "inactive";
-      point.row.reason = p.inactive_reason;
-      point.parameters.insert(p.params.begin(), p.params.end());
-      file.write_point(point);
-      outcome.rows.push_back(point.row);
-      std::fprintf(o.out, "%s: inactive (%s)\n", head.c_str(), p.inactive_reason.c_str());
-      continue;
+ private:
+  void read_stored() {
+    std::set<std::string> planned_ids;
+    for (const auto& p : plan_) planned_ids.insert(p.id);
+    for (auto& point : file_.points()) {
+      // an out-of-memory failure skips larger batches while it stands: not when it runs again
+      const bool stands =
+          !planned_ids.count(point.row.point_id) || keep_stored(point.row.status, o_.rerun);
+      if (point.row.error_kind == "oom" && stands) {
+        ooms_.push_back({point.row.batch_family, point.row.batch_size,
+                         "stored point " + std::to_string(point.row.point)});
+      }
+      stored_.emplace(point.row.point_id, std::move(point));
     }
-    if (found != stored.end() && keep_stored(found->second.row.status, o.rerun)) {
-      outcome.rows.push_back(found->second.row);
-      ++outcome.kept;
-      std::fprintf(o.out, "%s: kept from the file (%s)\n", head.c_str(),
-                   result_line(found->second.row).c_str());
-      continue;
-    }
-    if (o.oom_skip) {
-      const auto reason = oom_skip_reason(ooms, planned);
-      if (!reason.empty()) {
-        BenchPoint point;
-        point.row = planned;
-        point.row.status = "skipped";
-        point.row.reason = reason;
-        point.parameters.insert(p.params.begin(), p.params.end());
-        file.write_point(point);
-        outcome.rows.push_back(point.row);
-        std::fprintf(o.out, "%s: skipped (%s)\n", head.c_str(), reason.c_str());
+    next_index_ = file_.point_count();
+  }
+
+  const BenchPoint* stored(const PlannedPoint& p) const {
+    const auto it = stored_.find(p.id);
+    return it == stored_.end() ? nullptr : &it->second;
+  }
+  bool kept(const PlannedPoint& p) const {
+    const auto* point = stored(p);
+    return point && keep_stored(point->row.status, o_.rerun);
+  }
+
+  void report_gone() const {
+    std::vector<std::string> gone;
+    for (const auto& [id, point] : stored_) {
+      if (std::any_of(plan_.begin(), plan_.end(),
+                      [&, &id = id](const auto& p) { return p.id == id; })) {
         continue;
       }
+      Point params(point.parameters.begin(), point.parameters.end());
+      gone.push_back("  /points/" + std::to_string(point.row.point) + " (" + point.row.status +
+                     "): " + point_text(params));
     }
-    if (o.interrupted && o.interrupted()) {
-      outcome.interrupted = true;
-      break;
-    }
+    if (gone.empty()) return;
+    std::fprintf(o_.out, "%zu stored point%s no longer in the plan (kept in the file):\n",
+                 gone.size(), gone.size() == 1 ? " is" : "s are");
+    for (const auto& line : gone) std::fprintf(o_.out, "%s\n", line.c_str());
+  }
 
+  // A point recorded without running: inactive or skipped, and why.
+  void record_unrun(const PlannedPoint& p, const BenchRow& planned, const std::string& status,
+                    const std::string& reason, const std::string& head) {
+    BenchPoint point;
+    point.row = planned;
+    point.row.status = status;
+    point.row.reason = reason;
+    point.parameters.insert(p.params.begin(), p.params.end());
+    file_.write_point(point);
+    outcome_.rows.push_back(point.row);
+    std::fprintf(o_.out, "%s: %s (%s)\n", head.c_str(), status.c_str(), reason.c_str());
+  }
+
+  void run_planned(size_t i) {
+    const auto& p = plan_[i];
+    outcome_.settings.push_back(point_description(p, others_));
+    const auto* found = stored(p);
+    const int64_t index = found ? found->row.point : next_index_++;
+    const BenchRow planned = planned_row(p, index);
+    const std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(plan_.size()) +
+                             "] " + point_description(p, names_);
+    if (!p.active) return record_unrun(p, planned, "inactive", p.inactive_reason, head);
+    if (kept(p)) {
+      outcome_.rows.push_back(found->row);
+      ++outcome_.kept;
+      std::fprintf(o_.out, "%s: kept from the file (%s)\n", head.c_str(),
+                   point_result_line(found->row).c_str());
+      return;
+    }
+    if (o_.oom_skip) {
+      const auto reason = oom_skip_reason(ooms_, planned);
+      if (!reason.empty()) return record_unrun(p, planned, "skipped", reason, head);
+    }
+    if (o_.interrupted && o_.interrupted()) {
+      outcome_.interrupted = true;
+      return;
+    }
+    run_point(i, planned, head);
+  }
+
+  void run_point(size_t i, const BenchRow& planned, const std::string& head) {
+    const auto& p = plan_[i];
     std::string eta;
-    if (finished_runs > 0) {
-      const double left = run_seconds / static_cast<double>(finished_runs) *
-                          static_cast<double>(to_run - finished_runs);
+    if (finished_runs_ > 0) {
+      const double left = run_seconds_ / static_cast<double>(finished_runs_) *
+                          static_cast<double>(to_run_ - finished_runs_);
       eta = " (ETA " + core::duration_string(left) + ")";
     }
-    std::fprintf(o.out, "%s%s ...\n", head.c_str(), eta.c_str());
-    std::fflush(o.out);
+    std::fprintf(o_.out, "%s%s ...\n", head.c_str(), eta.c_str());
+    std::fflush(o_.out);
 
     const auto state = machine_state();
     core::Timer timer;
     bool stopped = false;
-    BenchPoint point = run_point_repeats(p, planned, o, stopped);
+    BenchPoint point = run_point_repeats(p, planned, o_, stopped);
     if (stopped) {
-      outcome.interrupted = true;
-      std::fprintf(o.out, "  interrupted: this point is not recorded\n");
-      break;
+      outcome_.interrupted = true;
+      std::fprintf(o_.out, "  interrupted: this point is not recorded\n");
+      return;
     }
-    run_seconds += timer.seconds();
-    ++finished_runs;
-    point.row.point = index;
+    run_seconds_ += timer.seconds();
+    ++finished_runs_;
+    point.row.point = planned.point;
     point.row.point_id = p.id;
     point.row.batch_family = planned.batch_family;
     point.row.label = planned.label;
     point.parameters.clear();
     point.parameters.insert(p.params.begin(), p.params.end());
     for (const auto& [name, value] : state) point.details.emplace(name, value);
-    file.write_point(point);
-    ++outcome.ran;
-    outcome.rows.push_back(point.row);
+    file_.write_point(point);
+    ++outcome_.ran;
+    outcome_.rows.push_back(point.row);
     if (point.row.error_kind == "oom") {
-      ooms.push_back(
+      ooms_.push_back(
           {point.row.batch_family, point.row.batch_size, "point " + std::to_string(i + 1)});
     }
-    std::fprintf(o.out, "  %s\n", result_line(point.row).c_str());
-    std::fflush(o.out);
+    std::fprintf(o_.out, "  %s\n", point_result_line(point.row).c_str());
+    std::fflush(o_.out);
   }
-  const auto before = outcome.rows;
-  add_scaling_efficiency(outcome.rows, plan);
-  for (size_t i = 0; i < outcome.rows.size(); ++i) {
-    const auto& row = outcome.rows[i];
-    const auto& old = before[i].scaling_efficiency;
-    const bool same =
-        std::isnan(old) ? std::isnan(row.scaling_efficiency) : old == row.scaling_efficiency;
-    if (!same) file.update_row(row);
+
+  void update_scaling_efficiency() {
+    const auto before = outcome_.rows;
+    add_scaling_efficiency(outcome_.rows, plan_);
+    for (size_t i = 0; i < outcome_.rows.size(); ++i) {
+      const auto& row = outcome_.rows[i];
+      const auto& old = before[i].scaling_efficiency;
+      const bool same =
+          std::isnan(old) ? std::isnan(row.scaling_efficiency) : old == row.scaling_efficiency;
+      if (!same) file_.update_row(row);
+    }
   }
-  return outcome;
+
+  const std::vector<PlannedPoint>& plan_;
+  io::BenchFile& file_;
+  const RunnerOptions& o_;
+  std::map<std::string, BenchPoint> stored_;
+  std::vector<OomRecord> ooms_;
+  int64_t next_index_ = 0;
+  std::vector<std::string> names_, others_;
+  int64_t to_run_ = 0;
+  double run_seconds_ = 0;
+  int64_t finished_runs_ = 0;
+  SweepOutcome outcome_;
+};
+
+}  // namespace
+
+SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
+                       const RunnerOptions& o) {
+  return SweepRun(plan, file, o).run();
 }
 
 void add_scaling_efficiency(std::vector<BenchRow>& rows, const std::vector<PlannedPoint>& plan) {
@@ -520,107 +490,6 @@ void add_scaling_efficiency(std::vector<BenchRow>& rows, const std::vector<Plann
     r.scaling_efficiency =
         b ? r.throughput / (static_cast<double>(r.world_size) * b->throughput) : BenchRow::kNone;
   }
-}
-
-std::string results_table(const std::vector<io::BenchRow>& rows,
-                          const std::vector<std::string>& settings) {
-  size_t width = 0;
-  for (const auto& text : settings) width = std::max(width, text.size());
-  if (width > 0) width = std::max<size_t>(width, 8);
-  const int w = static_cast<int>(width);
-  std::string out;
-  char line[1024];
-  // data-parallel points: their processes, and the world's samples/s against one process's
-  const bool parallel =
-      std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.world_size > 1; });
-  const std::string procs_head = parallel ? "  procs" : "";
-  const std::string efficiency_head = parallel ? " efficiency" : "";
-  std::snprintf(line, sizeof line, "%-16s %-14s %6s %-8s %7s%s %s%-*s%10s %10s %12s%s %-8s %s\n",
-                "model", "phase", "batch", "dtype", "threads", procs_head.c_str(), width ? " " : "",
-                w, width ? "settings" : "", "mean ms", "p90 ms", "samples/s",
-                efficiency_head.c_str(), "status", "reason");
-  out += line;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    const bool ok = r.status == "ok";
-    auto number = [ok](double v, const char* format) {
-      char text[32];
-      if (!ok || std::isnan(v)) return std::string("-");
-      std::snprintf(text, sizeof text, format, v);
-      return std::string(text);
-    };
-    std::string status = r.status;
-    if (r.unstable) status += "*";
-    const std::string setting = i < settings.size() ? settings[i] : "";
-    char procs[16] = "", efficiency[24] = "";
-    if (parallel) {
-      std::snprintf(procs, sizeof procs, " %6lld", static_cast<long long>(r.world_size));
-      std::snprintf(efficiency, sizeof efficiency, " %10s",
-                    number(100 * r.scaling_efficiency, "%.0f%%").c_str());
-    }
-    std::snprintf(
-        line, sizeof line, "%-16s %-14s %6lld %-8s %7lld%s %s%-*s%10s %10s %12s%s %-8s %s\n",
-        r.model.c_str(), r.phase.c_str(), static_cast<long long>(r.batch_size), r.dtype.c_str(),
-        static_cast<long long>(r.threads), procs, width ? " " : "", w, setting.c_str(),
-        number(r.mean_ms, "%.3f").c_str(), number(r.p90_ms, "%.3f").c_str(),
-        number(r.throughput, "%.1f").c_str(), efficiency, status.c_str(), r.reason.c_str());
-    out += line;
-  }
-  if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.unstable; })) {
-    out += "ok*: the repeats' p50s spread more than the limit (--unstable_spread): unstable\n";
-  }
-  if (parallel) {
-    out +=
-        "batch: per process; samples/s: all processes together; efficiency: samples/s over "
-        "procs x the one-process point's (same batch per process, else same global batch)\n";
-  }
-  return out;
-}
-
-std::string plan_table(const std::vector<PlannedPoint>& plan) {
-  const auto names = varying(plan);
-  std::vector<size_t> width;
-  for (const auto& name : names) {
-    size_t w = name.size();
-    for (const auto& p : plan) w = std::max(w, param_text(p.params, name).size());
-    width.push_back(w);
-  }
-  std::string out;
-  char cell[512];
-  std::snprintf(cell, sizeof cell, "%4s  ", "#");
-  out += cell;
-  for (size_t n = 0; n < names.size(); ++n) {
-    std::snprintf(cell, sizeof cell, "%-*s  ", static_cast<int>(width[n]), names[n].c_str());
-    out += cell;
-  }
-  out += "runs      made by\n";
-  for (size_t i = 0; i < plan.size(); ++i) {
-    const auto& p = plan[i];
-    std::snprintf(cell, sizeof cell, "%4zu  ", i + 1);
-    out += cell;
-    for (size_t n = 0; n < names.size(); ++n) {
-      std::snprintf(cell, sizeof cell, "%-*s  ", static_cast<int>(width[n]),
-                    param_text(p.params, names[n]).c_str());
-      out += cell;
-    }
-    out += p.active ? "yes       " : "inactive  ";
-    out += p.made_by;
-    if (!p.active) out += "; " + p.inactive_reason;
-    out += "\n";
-  }
-  size_t active = 0;
-  for (const auto& p : plan) active += p.active ? 1 : 0;
-  out += std::to_string(plan.size()) + " points, " + std::to_string(active) + " to run, " +
-         std::to_string(plan.size() - active) + " inactive\n";
-  return out;
-}
-
-std::string plan_text(const std::vector<PlannedPoint>& plan) {
-  std::string out;
-  for (const auto& p : plan) {
-    out += p.id + " " + (p.active ? "active" : "inactive") + " " + point_text(p.params) + "\n";
-  }
-  return out;
 }
 
 }  // namespace engine::bench

@@ -28,10 +28,6 @@ void record_summary(io::BenchRow& row, const Summary& summary);
 // The row's part columns (data_ms, forward_ms, backward_ms, optimizer_ms): each part's mean;
 // parts not measured stay NaN.
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms);
-// "data 0.120 + forward 0.310 + backward 0.520 + optimizer 0.090 ms (means)", the parts the
-// row has; empty when it has none.
-std::string parts_text(const io::BenchRow& row);
-
 // "oom" when an error message says that memory ran out (libtorch's allocators, std::bad_alloc,
 // LuaJIT, CUDA), "error" for any other.
 std::string failure_kind(const std::string& message);
@@ -74,15 +70,5 @@ SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& fil
 // scaling), else the same global batch (strong scaling); NaN when the sweep has neither.
 // rows[i] is plan[i]'s.
 void add_scaling_efficiency(std::vector<io::BenchRow>& rows, const std::vector<PlannedPoint>& plan);
-
-// The table printed at the end: model, phase, batch, dtype, threads, the other settings that
-// vary (when there are any), mean ms, p90 ms, samples/s, status, reason.
-std::string results_table(const std::vector<io::BenchRow>& rows,
-                          const std::vector<std::string>& settings = {});
-// The plan as --dry-run prints it: each point's number, the parameters that vary across the
-// plan, whether it runs, and what made it.
-std::string plan_table(const std::vector<PlannedPoint>& plan);
-// The plan as the file stores it: one line per point, "<id> <active|inactive> k=v, ...".
-std::string plan_text(const std::vector<PlannedPoint>& plan);
 
 }  // namespace engine::bench

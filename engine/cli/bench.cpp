@@ -18,6 +18,7 @@
 #include "engine/bench/point.hpp"
 #include "engine/bench/point_process.hpp"
 #include "engine/bench/sweep_runner.hpp"
+#include "engine/bench/sweep_tables.hpp"
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"

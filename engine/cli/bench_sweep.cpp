@@ -11,6 +11,7 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_process.hpp"
 #include "engine/bench/sweep_runner.hpp"
+#include "engine/bench/sweep_tables.hpp"
 #include "engine/cli/bench_point.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/child_process.hpp"

@@ -11,6 +11,7 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_process.hpp"
 #include "engine/bench/sweep_runner.hpp"
+#include "engine/bench/sweep_tables.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/signals.hpp"
 #include "tests/test_support.hpp"

@@ -1,0 +1,289 @@
+// The trainer's CUDA graphs: a whole step (forward, backward, optimizer update, a scaled
+// step's bookkeeping) recorded once and replayed (docs/gpu.md); Trainer::graphed_batch.
+#include "engine/train/trainer.hpp"
+
+#include <spdlog/spdlog.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/lbfgs.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <limits>
+
+#include "engine/core/activity.hpp"
+#include "engine/core/device.hpp"
+#include "engine/core/device_memory.hpp"
+#include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
+#include "engine/core/memory.hpp"
+#include "engine/core/metric_names.hpp"
+#include "engine/data/device_prefetcher.hpp"
+#include "engine/data/loader.hpp"
+#include "engine/train/adadelta.hpp"
+#include "engine/train/batch_forward.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/data_parallel.hpp"
+#include "engine/train/evaluator.hpp"
+#include "engine/train/optimizer_state_key.hpp"
+#include "engine/train/scheduler.hpp"
+#include "engine/train/sgd.hpp"
+
+namespace engine::train {
+
+namespace {
+
+constexpr int64_t kGraphWarmupSteps = 3;  // eager steps before recording; the last on its stream
+
+// Whether two batches hold tensors of the same shapes and types: a graph recorded for one
+// reads the other's copy.
+bool same_layout(const data::Batch& a, const data::Batch& b) {
+  auto same = [](const torch::Tensor& x, const torch::Tensor& y) {
+    if (x.defined() != y.defined()) return false;
+    return !x.defined() || (x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() &&
+                            x.device() == y.device());
+  };
+  if (!same(a.input, b.input) || !same(a.target, b.target) || !same(a.categorical, b.categorical) ||
+      a.inputs.size() != b.inputs.size()) {
+    return false;
+  }
+  for (const auto& [name, tensor] : a.inputs) {
+    const auto other = b.inputs.find(name);
+    if (other == b.inputs.end() || !same(tensor, other->second)) return false;
+  }
+  return true;
+}
+
+// Each group's learning rate and SGD's momentum, which a schedule may change (OneCycleLR
+// cycles the momentum): the graph holds them as constants.
+std::vector<double> group_lrs(torch::optim::Optimizer& optimizer) {
+  std::vector<double> settings;
+  for (auto& group : optimizer.param_groups()) {
+    settings.push_back(group.options().get_lr());
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) {
+      settings.push_back(sgd->momentum());
+    }
+  }
+  return settings;
+}
+
+}  // namespace
+
+bool Trainer::optimizer_has_state() const {
+  auto& optimizer = *spec_.optimizer;
+  for (auto& group : optimizer.param_groups()) {
+    const auto* sgd = dynamic_cast<const torch::optim::SGDOptions*>(&group.options());
+    if (sgd && sgd->momentum() == 0) continue;  // SGD without momentum keeps none
+    for (const auto& p : group.params()) {
+      if (p.requires_grad() && !optimizer.state().count(optimizer_state_key(p))) return false;
+    }
+  }
+  return true;
+}
+
+void Trainer::check_graphable() const {
+  const auto& o = spec_.options;
+  std::vector<std::string> why;
+  if (!o.cuda_graphs_stand_in && !spec_.device.is_cuda()) {
+    why.push_back("it needs a CUDA device (--device cuda), not " + spec_.device.str());
+  }
+  if (spec_.hooks.train_batch) why.push_back("a train_batch hook runs Lua in the step");
+  if (lbfgs_) why.push_back("LBFGS evaluates the loss several times a step");
+  if (o.accumulate > 1) why.push_back("accumulate > 1");
+  if (o.clip_grad_norm > 0 || o.clip_grad_value > 0) {
+    why.push_back("gradient clipping reads the gradients' norm on the host");
+  }
+  if (o.precision == Precision::kFloat16Master) {
+    why.push_back("float16_master copies gradients to float32 masters outside the step");
+  }
+  if (o.on_nan != NanPolicy::kError) why.push_back("on_nan = 'skip' reads every loss first");
+  if (parallel_) why.push_back("data-parallel training is not recorded yet");
+  if (!dynamic_cast<FusedSGD*>(spec_.optimizer.get()) &&
+      !dynamic_cast<Adadelta*>(spec_.optimizer.get())) {
+    why.push_back(spec_.optimizer_name +
+                  " is not one of the engine's multi-tensor optimizers a graph can record (SGD "
+                  "and Adadelta; Adam and AdamW keep their step count on the host, so their bias "
+                  "correction would be recorded as a constant)");
+  }
+  if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kStep) {
+    why.push_back("a per-step schedule changes the learning rate the graph holds every step");
+  }
+  if (!why.empty()) {
+    throw core::UsageError("cuda_graphs cannot record this run's step: " + core::join(why, "; "));
+  }
+}
+
+void Trainer::graph_work() {
+  release_gradients(*spec_.optimizer);  // the recorded backward writes gradients of its own
+  {
+    AutocastScope autocast(spec_.options.precision, spec_.device);
+    graph_output_ =
+        forward_batch(spec_.model, graph_batch_, spec_.device, input_layout(spec_.options));
+    graph_loss_ = (*spec_.loss)(graph_output_, graph_batch_.target);
+  }
+  AutocastScope no_autocast(Precision::kFloat32, spec_.device);  // backward outside autocast
+  if (use_scaler_) {
+    graph_scaled_step();
+    return;
+  }
+  graph_loss_.backward();
+  spec_.optimizer->step();
+}
+
+namespace {
+
+// What an optimizer's step changes besides the parameters: SGD's momentum buffers, Adadelta's
+// running averages (the optimizers a graph records).
+std::vector<torch::Tensor> optimizer_state_tensors(torch::optim::Optimizer& optimizer) {
+  std::vector<torch::Tensor> tensors;
+  for (auto& [key, state] : optimizer.state()) {
+    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(state.get())) {
+      if (sgd->momentum_buffer().defined()) tensors.push_back(sgd->momentum_buffer());
+    } else if (auto* adadelta = dynamic_cast<AdadeltaParamState*>(state.get())) {
+      tensors.push_back(adadelta->square_avg());
+      tensors.push_back(adadelta->acc_delta());
+    }
+  }
+  return tensors;
+}
+
+}  // namespace
+
+// GradScaler::unscale, the step when finite and GradScaler::update, as device operations: the
+// same arithmetic (the scale is a power of two with the default factors, so its float32 copy
+// is exact), with "skip the step" done by putting back what the step changed.
+void Trainer::graph_scaled_step() {
+  (graph_loss_ * graph_scale_).backward();
+  const auto inverse = graph_scale_.reciprocal();
+  auto overflow = torch::zeros({}, graph_scale_.options().dtype(torch::kBool));
+  for (auto& p : stepped_) {
+    auto grad = p.grad();
+    if (!grad.defined()) continue;
+    grad.mul_(inverse);
+    overflow = overflow.logical_or(torch::logical_not(torch::isfinite(grad)).any());
+  }
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> before;
+  for (const auto& t : stepped_) before.emplace_back(t, t.detach().clone());
+  for (const auto& t : optimizer_state_tensors(*spec_.optimizer)) before.emplace_back(t, t.clone());
+  spec_.optimizer->step();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [t, old] : before) t.copy_(torch::where(overflow, old, t));
+  }
+  const auto& scaling = spec_.options.loss_scale;
+  const auto grown = graph_scale_ * scaling.growth_factor;
+  const auto counted = graph_growth_tracker_ + 1;
+  const auto grow = torch::logical_and(torch::logical_not(overflow),
+                                       counted >= static_cast<double>(scaling.growth_interval));
+  const auto within = grown <= static_cast<double>(std::numeric_limits<float>::max());
+  const auto scale =
+      torch::where(overflow, graph_scale_ * scaling.backoff_factor,
+                   torch::where(torch::logical_and(grow, within), grown, graph_scale_));
+  graph_growth_tracker_.copy_(
+      torch::where(torch::logical_or(overflow, grow), torch::zeros_like(counted), counted));
+  graph_scale_.copy_(scale);
+  graph_skipped_.add_(overflow.to(graph_skipped_.scalar_type()));
+}
+
+void Trainer::push_graph_scaler() {
+  if (!use_scaler_ || scaler_on_device_) return;
+  graph_scale_.fill_(scaler_.current_scale());
+  graph_growth_tracker_.fill_(static_cast<double>(scaler_.growth_tracker()));
+  graph_skipped_.zero_();
+  scaler_on_device_ = true;
+}
+
+void Trainer::pull_graph_scaler() {
+  if (!scaler_on_device_) return;
+  scaler_on_device_ = false;
+  const auto read =
+      torch::stack({graph_scale_.to(torch::kFloat64), graph_growth_tracker_.to(torch::kFloat64),
+                    graph_skipped_.to(torch::kFloat64)})
+          .cpu();
+  const double* values = read.data_ptr<double>();
+  scaler_.restore(values[0], static_cast<int64_t>(values[1]));
+  state_.grad_scale = scaler_.current_scale();
+  state_.grad_scale_tracker = scaler_.growth_tracker();
+  const auto skipped = static_cast<int64_t>(values[2]);
+  if (skipped == 0) return;
+  state_.epoch_overflow_skipped += skipped;
+  // the replays counted Adadelta's steps whether or not they were skipped
+  auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+  if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step(-skipped);
+  spdlog::info("gradient overflow: {} recorded step{} skipped by step {}, loss scale now {}",
+               skipped, skipped == 1 ? "" : "s", state_.step,
+               core::number_string(scaler_.current_scale()));
+}
+
+std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
+  if (graph_ && group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
+    pull_graph_scaler();  // the eager step that records it goes on from the device's scale
+    graph_gradients_.clear();
+    graph_output_ = graph_loss_ = torch::Tensor();
+    graph_.reset();
+    eager_since_graph_ = kGraphWarmupSteps - 1;
+  }
+  if (graph_ && !same_layout(batch, graph_batch_)) {
+    return std::nullopt;  // other shapes (a last, smaller batch): this one eagerly
+  }
+  if (!graph_) {
+    // recorded only once the optimizer has its state: a step that creates it (SGD's first
+    // momentum step) would be replayed as a first step forever
+    if (++eager_since_graph_ < kGraphWarmupSteps || !optimizer_has_state()) return std::nullopt;
+    // record: this batch's own step runs eagerly on the graph's stream first
+    graph_batch_ = batch;
+    for (auto* t : {&graph_batch_.input, &graph_batch_.target, &graph_batch_.categorical}) {
+      if (t->defined()) *t = t->clone();
+    }
+    for (auto& [name, tensor] : graph_batch_.inputs) tensor = tensor.clone();
+    graph_ = std::make_unique<core::CudaGraph>(spec_.device, spec_.options.cuda_graphs_stand_in);
+    if (use_scaler_ && !graph_scale_.defined()) {
+      const auto on = torch::TensorOptions().device(spec_.device).dtype(torch::kFloat32);
+      graph_scale_ = torch::zeros({}, on);
+      graph_growth_tracker_ = torch::zeros({}, on);
+      graph_skipped_ = torch::zeros({}, on);
+    }
+    release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
+    BatchResult warm;
+    graph_->capture(
+        [&] {
+          warm = eager_batch(batch);
+          if (warm.output.defined()) warm.output = warm.output.detach();  // see backward()
+        },
+        [this] { graph_work(); });
+    auto* recorded = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+    if (recorded && !spec_.options.cuda_graphs_stand_in) recorded->count_recorded_step(-1);
+    graph_lrs_ = group_lrs(*spec_.optimizer);
+    graph_gradients_.clear();  // kept alive for the replays, whatever the eager steps release
+    for (const auto& p : parameters_) graph_gradients_.push_back(p.grad());
+    spdlog::debug("cuda_graphs: the step is recorded at step {}", state_.step);
+    return warm;
+  }
+  logged_.clear();
+  batch_stepped_ = true;
+  batch_nan_ = false;
+  graph_batch_.input.copy_(batch.input, /*non_blocking=*/true);
+  if (batch.target.defined()) graph_batch_.target.copy_(batch.target, true);
+  if (batch.categorical.defined()) graph_batch_.categorical.copy_(batch.categorical, true);
+  for (auto& [name, tensor] : graph_batch_.inputs) tensor.copy_(batch.inputs.at(name), true);
+  push_graph_scaler();
+  graph_->replay();
+  // what the step's bookkeeping does after an eager step, the gradients left where they are
+  auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
+  if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step();
+  micro_ = 0;
+  ++state_.step;
+  ++steps_here_;
+  (*check_targets_)(*spec_.loss, graph_output_, graph_batch_.target);
+  // the graph writes its loss to the same memory every replay: a read later needs a copy
+  batch_loss_tensor_ = graph_loss_.detach().clone();
+  if (!deferred_) batch_loss_ = batch_loss_tensor_.to(torch::kFloat64).item<double>();
+  BatchResult result;
+  result.output = graph_output_;
+  if (!deferred_) result.values["loss"] = batch_loss_;
+  return result;
+}
+
+}  // namespace engine::train
