@@ -93,128 +93,163 @@ const char* phase_name(Phase phase) {
   return "training";
 }
 
-PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock& clock) {
-  check_options(o);
-  if (o.device_memory_fraction > 0) core::limit_device_memory(o.device, o.device_memory_fraction);
-  torch::manual_seed(o.seed);
-  PointResult result;
-  // The parts of a batch are timed within the timed batches on CPU, where a clock reading
-  // costs tens of nanoseconds and there is nothing to wait for. On CUDA each reading needs the
-  // device synchronised, which would stall its queue between the parts and change the step's
-  // time: there they are timed in as many batches again, after the timed ones.
-  PartTimer parts(o.device, clock);
-  const bool parts_inline = !o.device.is_cuda();
-  bool split = false;  // whether this phase's batches have parts
-  // The profiler records the timed batches only (warm-up batches are run before it starts).
-  std::unique_ptr<TraceRecorder> profile;
-  auto time = [&](const std::function<void()>& batch) {
-    for (int64_t i = 0; i < o.warmup_batches; ++i) batch();
-    // the peaks of the timed batches: the warm-up's one-off buffers are not the step's
-    core::reset_peak_device_bytes(o.device);
-    if (!o.profile_path.empty())
-      profile = std::make_unique<TraceRecorder>(o.profile_path, o.device);
-    parts.enable(split && parts_inline);
-    result.batch_ms = time_batches(batch, 0, o.batches, o.device, clock);
-    profile.reset();  // writes the trace
-    if (split && !parts_inline) {
-      parts.enable(true);
-      for (int64_t i = 0; i < o.batches; ++i) batch();
+namespace {
+
+// One point's measurement: the batches timed (warm-up first), their parts, the peaks.
+class PointRun {
+ public:
+  PointRun(const PointOptions& o, const Clock& clock)
+      : o_(o), clock_(clock), parts_(o.device, clock), parts_inline_(!o.device.is_cuda()) {
+    if (o.phase == Phase::kDataIngestion || o.data.real) {
+      feed_ = std::make_unique<Feed>(
+          point_pipeline(o.data, o.input_shape, o.classes, o.batch_size, o.seed), o.seed);
     }
-    parts.enable(false);
-    result.part_ms = parts.ms();
-  };
-  auto finish = [&] {
-    result.summary = summarize(result.batch_ms, o.batch_size);
-    result.peak_resident_bytes = core::peak_resident_bytes();
-    result.peak_device_bytes = core::peak_device_bytes(o.device);
-    result.peak_device_reserved_bytes = core::peak_device_reserved_bytes(o.device);
-    return result;
-  };
-  std::unique_ptr<Feed> feed;
-  if (o.phase == Phase::kDataIngestion || o.data.real) {
-    feed = std::make_unique<Feed>(
-        point_pipeline(o.data, o.input_shape, o.classes, o.batch_size, o.seed), o.seed);
   }
-  if (o.phase == Phase::kDataIngestion) {
-    time([&] { feed->next(); });
+
+  PointResult data_ingestion() {
+    time([&] { feed_->next(); });
     return finish();
   }
-  // The next batch: the feed's (its reading timed as the data part) or one made once.
-  data::Batch batch;
-  auto next_batch = [&]() -> const data::Batch& {
-    parts.start();
-    if (!feed) return batch;
-    batch = feed->next();
-    parts.end("data");
-    return batch;
-  };
 
-  model.module->to(o.device);
-  if (o.example_batch) {
-    batch = o.example_batch(o.batch_size);
-    batch.move_to(o.device);
-  } else {
-    batch.input = torch::randn(batch_shape(o)).to(o.device);
-  }
-  batch.target = torch::randint(0, o.classes, {o.batch_size}, torch::kInt64).to(o.device);
-
-  train::TrainSpec spec;
-  spec.name = "bench";
-  spec.seed = o.seed;
-  spec.device = o.device;
-  spec.model = model;
-  spec.options.precision = o.precision;
-  spec.options.channels_last = o.channels_last;
-  if (o.channels_last) train::to_channels_last(*model.module);
-  if (o.phase == Phase::kInference) {
-    if (o.precision == train::Precision::kFloat16Master) {
-      train::check_precision(o.precision, o.device);
+  PointResult inference(const nn::Model& model) {
+    auto spec = base_spec(model);
+    if (o_.precision == train::Precision::kFloat16Master) {
+      train::check_precision(o_.precision, o_.device);
       train::to_low_precision(*model.module, torch::kHalf);  // no optimizer: no masters
     }
     // no loss in the spec: the evaluator's batch is the forward pass alone
     train::Evaluator evaluator(spec);
     train::Evaluator::Mode inference(spec);
-    split = feed != nullptr;  // without a loader the forward pass is the whole batch
+    split_ = feed_ != nullptr;  // without a loader the forward pass is the whole batch
     time([&] {
       evaluator.evaluate_batch(next_batch());
-      parts.end("forward");
+      parts_.end("forward");
     });
     return finish();
   }
 
-  model.module->train();
-  bool log_probabilities = false;
-  {
+  PointResult training(const nn::Model& model) {
+    auto spec = base_spec(model);
+    model.module->train();
+    spec.loss = std::make_shared<nn::Loss>(outputs_log_probabilities_of(model, spec)
+                                               ? nn::Loss::Kind::kNll
+                                               : nn::Loss::Kind::kCrossEntropy);
+    result_.loss = spec.loss->name();
+    spec.optimizer = std::make_shared<train::FusedSGD>(
+        model.module->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+    spec.optimizer_name = "SGD";
+    // The trainer wants a training pipeline; the timed batches are the one made here, or the
+    // feed's (in a data-parallel point the world's batch, of which each rank takes batch_size).
+    const int64_t world = o_.group ? o_.group->size() : 1;
+    const auto sample_shape =
+        o_.input_shape.empty() ? batch_.input.sizes().slice(1).vec() : o_.input_shape;
+    spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
+                                         sample_shape, o_.classes, o_.batch_size * world, o_.seed))
+                          .batch(o_.batch_size * world);
+    spec.options.checkpoint.folder.clear();
+    spec.options.cuda_graphs = o_.cuda_graphs;
+    train::Trainer trainer(spec, {}, {}, o_.group);
+    trainer.on_step_part_end(
+        [&](train::Trainer::StepPart part) { parts_.end(step_part_name(part)); });
+    split_ = !o_.cuda_graphs;  // a replayed graph is one launch: its parts cannot be told apart
+    time([&] { trainer.step_batch(next_batch()); });
+    return finish();
+  }
+
+ private:
+  // The model on the device, the batch made once (the feed's replace it batch by batch), and
+  // the spec the phases share.
+  train::TrainSpec base_spec(const nn::Model& model) {
+    model.module->to(o_.device);
+    if (o_.example_batch) {
+      batch_ = o_.example_batch(o_.batch_size);
+      batch_.move_to(o_.device);
+    } else {
+      batch_.input = torch::randn(batch_shape(o_)).to(o_.device);
+    }
+    batch_.target = torch::randint(0, o_.classes, {o_.batch_size}, torch::kInt64).to(o_.device);
+    train::TrainSpec spec;
+    spec.name = "bench";
+    spec.seed = o_.seed;
+    spec.device = o_.device;
+    spec.model = model;
+    spec.options.precision = o_.precision;
+    spec.options.channels_last = o_.channels_last;
+    if (o_.channels_last) train::to_channels_last(*model.module);
+    return spec;
+  }
+
+  // Whether the model ends in log-probabilities (a LogSoftmax): NLL then, else cross-entropy.
+  bool outputs_log_probabilities_of(const nn::Model& model, const train::TrainSpec& spec) {
     torch::NoGradGuard no_grad;
-    train::AutocastScope autocast(o.precision, o.device);
+    train::AutocastScope autocast(o_.precision, o_.device);
     // the model is still float32 here (the trainer makes float16_master's float16 model)
     auto layout = train::input_layout(spec.options);
     layout.half = false;
-    log_probabilities =
-        outputs_log_probabilities(train::forward_batch(model, batch, o.device, layout));
+    return outputs_log_probabilities(train::forward_batch(model, batch_, o_.device, layout));
   }
-  spec.loss = std::make_shared<nn::Loss>(log_probabilities ? nn::Loss::Kind::kNll
-                                                           : nn::Loss::Kind::kCrossEntropy);
-  result.loss = spec.loss->name();
-  spec.optimizer = std::make_shared<train::FusedSGD>(model.module->parameters(),
-                                                     torch::optim::SGDOptions(0.01).momentum(0.9));
-  spec.optimizer_name = "SGD";
-  // The trainer wants a training pipeline; the timed batches are the one made above, or the
-  // feed's.
-  // (in a data-parallel point the world's batch, of which each rank takes batch_size)
-  const int64_t world = o.group ? o.group->size() : 1;
-  const auto sample_shape =
-      o.input_shape.empty() ? batch.input.sizes().slice(1).vec() : o.input_shape;
-  spec.train_data = data::Pipeline(std::make_shared<data::SyntheticSource>(
-                                       sample_shape, o.classes, o.batch_size * world, o.seed))
-                        .batch(o.batch_size * world);
-  spec.options.checkpoint.folder.clear();
-  spec.options.cuda_graphs = o.cuda_graphs;
-  train::Trainer trainer(spec, {}, {}, o.group);
-  trainer.on_step_part_end([&](train::Trainer::StepPart part) { parts.end(step_part_name(part)); });
-  split = !o.cuda_graphs;  // a replayed graph is one launch: its parts cannot be told apart
-  time([&] { trainer.step_batch(next_batch()); });
-  return finish();
+
+  // The next batch: the feed's (its reading timed as the data part) or the one made once.
+  const data::Batch& next_batch() {
+    parts_.start();
+    if (!feed_) return batch_;
+    batch_ = feed_->next();
+    parts_.end("data");
+    return batch_;
+  }
+
+  // The parts of a batch are timed within the timed batches on CPU, where a clock reading
+  // costs tens of nanoseconds and there is nothing to wait for. On CUDA each reading needs the
+  // device synchronised, which would stall its queue between the parts and change the step's
+  // time: there they are timed in as many batches again, after the timed ones. The profiler
+  // records the timed batches only (warm-up batches are run before it starts).
+  void time(const std::function<void()>& batch) {
+    for (int64_t i = 0; i < o_.warmup_batches; ++i) batch();
+    // the peaks of the timed batches: the warm-up's one-off buffers are not the step's
+    core::reset_peak_device_bytes(o_.device);
+    std::unique_ptr<TraceRecorder> profile;
+    if (!o_.profile_path.empty()) {
+      profile = std::make_unique<TraceRecorder>(o_.profile_path, o_.device);
+    }
+    parts_.enable(split_ && parts_inline_);
+    result_.batch_ms = time_batches(batch, 0, o_.batches, o_.device, clock_);
+    profile.reset();  // writes the trace
+    if (split_ && !parts_inline_) {
+      parts_.enable(true);
+      for (int64_t i = 0; i < o_.batches; ++i) batch();
+    }
+    parts_.enable(false);
+    result_.part_ms = parts_.ms();
+  }
+
+  PointResult finish() {
+    result_.summary = summarize(result_.batch_ms, o_.batch_size);
+    result_.peak_resident_bytes = core::peak_resident_bytes();
+    result_.peak_device_bytes = core::peak_device_bytes(o_.device);
+    result_.peak_device_reserved_bytes = core::peak_device_reserved_bytes(o_.device);
+    return result_;
+  }
+
+  const PointOptions& o_;
+  const Clock& clock_;
+  PointResult result_;
+  PartTimer parts_;
+  const bool parts_inline_;
+  bool split_ = false;  // whether this phase's batches have parts
+  std::unique_ptr<Feed> feed_;
+  data::Batch batch_;
+};
+
+}  // namespace
+
+PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock& clock) {
+  check_options(o);
+  if (o.device_memory_fraction > 0) core::limit_device_memory(o.device, o.device_memory_fraction);
+  torch::manual_seed(o.seed);
+  PointRun run(o, clock);
+  if (o.phase == Phase::kDataIngestion) return run.data_ingestion();
+  if (o.phase == Phase::kInference) return run.inference(model);
+  return run.training(model);
 }
 
 }  // namespace engine::bench

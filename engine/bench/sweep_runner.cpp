@@ -268,6 +268,17 @@ Isolation parse_isolation(const std::string& name) {
   throw core::UsageError("--isolate must be process or none, got '" + name + "'");
 }
 
+void check_isolation(const std::vector<PlannedPoint>& plan, Isolation isolation) {
+  if (isolation != Isolation::kNone) return;
+  for (const auto& p : plan) {
+    const int64_t world = param_int(p.params, "world_size");
+    if (p.active && world > 1) {
+      throw core::UsageError("world_size " + std::to_string(world) +
+                             " starts processes of its own: run the sweep with --isolate process");
+    }
+  }
+}
+
 std::string failure_kind(const std::string& message) {
   std::string lower = message;
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

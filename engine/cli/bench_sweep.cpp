@@ -74,10 +74,7 @@ class ScratchDir {
   std::string path_;
 };
 
-}  // namespace
-
-int bench_sweep(const std::vector<std::string>& args) {
-  const std::string script = args.front();
+cxxopts::Options sweep_options() {
   cxxopts::Options options("engine bench SWEEP.lua",
                            "Run a benchmark sweep: every point of the script, each in a fresh "
                            "process, into one benchmark file (docs/benchmarks.md).");
@@ -103,15 +100,11 @@ int bench_sweep(const std::vector<std::string>& args) {
       "no-oom-skip", "run larger batches even after a smaller one ran out of memory")(
       "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "h,help", "show this help");
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  const auto sets = take_repeated(rest, "--set");
-  const auto vars = take_repeated(rest, "--var");
-  auto flags = parse(options, rest);
-  if (flags.count("help")) {
-    std::printf("%s\n", options.help().c_str());
-    return 0;
-  }
-  check_script(script);
+  return options;
+}
+
+// How the points run: isolation, reruns, limits, repeats (the child command comes later).
+bench::RunnerOptions runner_options(const cxxopts::ParseResult& flags) {
   bench::RunnerOptions run;
   run.isolation = bench::parse_isolation(flags["isolate"].as<std::string>());
   run.rerun = bench::parse_rerun(flags["rerun"].as<std::string>());
@@ -133,6 +126,71 @@ int bench_sweep(const std::vector<std::string>& args) {
         "--timeout, --max_memory and --repeat need --isolate process: a point "
         "run in this process cannot be killed, capped or started fresh");
   }
+  if (flags.count("allocator")) {
+    run.child_flags = {"--allocator", flags["allocator"].as<std::string>()};
+  }
+  run.child_command = {core::executable_path(), "bench"};
+  run.run_in_process = run_point_in_process;
+  return run;
+}
+
+// --file, else the sweep's latest file under --out (unless --fresh), else a new one.
+std::string bench_file_path(const cxxopts::ParseResult& flags, const std::string& sweep) {
+  const std::string root = flags["out"].as<std::string>();
+  std::string path;
+  if (flags.count("file")) path = flags["file"].as<std::string>();
+  if (path.empty() && !flags.count("fresh")) path = io::BenchFile::latest_path(root, sweep);
+  if (path.empty()) path = io::BenchFile::new_path(root, sweep);
+  return path;
+}
+
+// Runs the plan's points into the file, prints the results, and ends as the sweep did.
+int run_sweep_and_report(const std::vector<bench::PlannedPoint>& plan, io::BenchFile& file,
+                         bench::RunnerOptions& run) {
+  ScratchDir scratch;
+  run.scratch_dir = scratch.path();
+  core::InterruptScope interrupts(
+      "\nstopping after this benchmark point; run the sweep again to continue it (press Ctrl-C "
+      "again to quit now)\n");
+  run.interrupted = [] { return core::pending_interrupt() != 0; };
+  bench::SweepOutcome outcome;
+  try {
+    outcome = bench::run_sweep(plan, file, run);
+  } catch (const std::exception& e) {
+    file.finish("failed", core::describe_exception(e));
+    throw;
+  }
+  std::printf("\n%s", bench::results_table(outcome.rows, outcome.settings).c_str());
+  file.finish(outcome.interrupted ? "interrupted" : "completed");
+  std::printf("%lld run, %lld kept from the file; results in %s\n",
+              static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
+              file.path().c_str());
+  std::printf(
+      "show it: engine report %s  (pivot: --rows model --cols batch_size; chart: --plot "
+      "chart.svg)\n",
+      file.path().c_str());
+  if (outcome.interrupted) {
+    throw core::Interrupted("the sweep was interrupted; run it again to continue it",
+                            core::pending_interrupt() ? core::pending_interrupt() : 2);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int bench_sweep(const std::vector<std::string>& args) {
+  const std::string script = args.front();
+  auto options = sweep_options();
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const auto sets = take_repeated(rest, "--set");
+  const auto vars = take_repeated(rest, "--var");
+  auto flags = parse(options, rest);
+  if (flags.count("help")) {
+    std::printf("%s\n", options.help().c_str());
+    return 0;
+  }
+  check_script(script);
+  bench::RunnerOptions run = runner_options(flags);
 
   bench::Overrides overrides;
   for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
@@ -140,46 +198,20 @@ int bench_sweep(const std::vector<std::string>& args) {
   auto session = make_session(script);  // the sweep's Lua functions run in it: keep it
   const auto spec = session->sweep(script);
   const auto plan = bench::expand(spec, bench::point_schema(), overrides);
-  if (run.isolation == bench::Isolation::kNone) {
-    for (const auto& p : plan) {
-      const int64_t world = bench::param_int(p.params, "world_size");
-      if (p.active && world > 1) {
-        throw core::UsageError("world_size " + std::to_string(world) +
-                               " starts processes of its own: run the sweep with --isolate "
-                               "process");
-      }
-    }
-  }
+  bench::check_isolation(plan, run.isolation);
   if (flags.count("dry-run")) {
     std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),
                 bench::plan_table(plan).c_str());
     return 0;
   }
-
   if (run.max_memory_bytes > 0 && run.timeout_seconds == 0) {
     std::printf(
         "note: --max_memory without --timeout: OpenBLAS waits forever for a buffer it "
         "cannot map, so a point may hang instead of failing; give --timeout too\n");
   }
-  if (flags.count("allocator")) {
-    run.child_flags = {"--allocator", flags["allocator"].as<std::string>()};
-  }
-  run.child_command = {core::executable_path(), "bench"};
-  run.run_in_process = run_point_in_process;
-  ScratchDir scratch;
-  run.scratch_dir = scratch.path();
-  core::InterruptScope interrupts(
-      "\nstopping after this benchmark point; run the sweep again to continue it (press Ctrl-C "
-      "again to quit now)\n");
-  run.interrupted = [] { return core::pending_interrupt() != 0; };
 
-  const std::string root = flags["out"].as<std::string>();
-  std::string path;
-  if (flags.count("file")) path = flags["file"].as<std::string>();
-  if (path.empty() && !flags.count("fresh")) path = io::BenchFile::latest_path(root, spec.name);
-  const bool continuing = !path.empty() && fs::exists(path);
-  if (path.empty()) path = io::BenchFile::new_path(root, spec.name);
-
+  const std::string path = bench_file_path(flags, spec.name);
+  const bool continuing = fs::exists(path);
   io::BenchInfo info;
   info.name = spec.name;
   info.description = spec.description;
@@ -195,28 +227,7 @@ int bench_sweep(const std::vector<std::string>& args) {
               plan.size(), active, plan.size() - active, continuing ? "continuing" : "writing",
               path.c_str());
   std::fflush(stdout);
-
-  bench::SweepOutcome outcome;
-  try {
-    outcome = bench::run_sweep(plan, file, run);
-  } catch (const std::exception& e) {
-    file.finish("failed", core::describe_exception(e));
-    throw;
-  }
-  std::printf("\n%s", bench::results_table(outcome.rows, outcome.settings).c_str());
-  file.finish(outcome.interrupted ? "interrupted" : "completed");
-  std::printf("%lld run, %lld kept from the file; results in %s\n",
-              static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
-              path.c_str());
-  std::printf(
-      "show it: engine report %s  (pivot: --rows model --cols batch_size; chart: --plot "
-      "chart.svg)\n",
-      path.c_str());
-  if (outcome.interrupted) {
-    throw core::Interrupted("the sweep was interrupted; run it again to continue it",
-                            core::pending_interrupt() ? core::pending_interrupt() : 2);
-  }
-  return 0;
+  return run_sweep_and_report(plan, file, run);
 }
 
 }  // namespace engine::cli

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
@@ -95,9 +96,7 @@ int follow(run::RunContext& context, distributed::Group* group) {
   return 0;
 }
 
-}  // namespace
-
-int train_command(const std::vector<std::string>& args) {
+cxxopts::Options train_options() {
   cxxopts::Options options("engine train",
                            "Train the model a script declares; results go to an HDF5 run file.");
   options.add_options()(
@@ -112,36 +111,39 @@ int train_command(const std::vector<std::string>& args) {
       "steps", "train this many optimizer steps in all, whatever the script's trainer says",
       cxxopts::value<int64_t>());
   add_distributed_flags(options);
-  const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
-  if (!flags) return 0;
-  if (auto code = launch_if_asked(*flags, "train", args)) return *code;
-  const distributed::World world = world_of(*flags);
-  const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
-  const bool quiet = flags->count("quiet") > 0;
-  auto request = run_request("engine train", *flags, args);
-  if (!leader && !flags->count("verbose")) spdlog::set_level(spdlog::level::warn);
+  return options;
+}
+
+run::RunRequest train_request(const cxxopts::ParseResult& flags,
+                              const std::vector<std::string>& args) {
+  auto request = run_request("engine train", flags, args);
   // --resume: the checkpoint decides the hyperparameters, the seed and the run file
-  if (flags->count("resume")) {
-    request.checkpoint = (*flags)["resume"].as<std::string>();
-    request.runs_root = (*flags)["out"].as<std::string>();
+  if (flags.count("resume")) {
+    request.checkpoint = flags["resume"].as<std::string>();
+    request.runs_root = flags["out"].as<std::string>();
     request.checkpoint_flag = "--resume";
   }
-  if (flags->count("epochs")) {
-    request.epochs = (*flags)["epochs"].as<int64_t>();
+  if (flags.count("epochs")) {
+    request.epochs = flags["epochs"].as<int64_t>();
     if (*request.epochs < 1) throw core::UsageError("--epochs must be >= 1");
   }
-  if (flags->count("steps")) {
-    request.steps = (*flags)["steps"].as<int64_t>();
+  if (flags.count("steps")) {
+    request.steps = flags["steps"].as<int64_t>();
     if (*request.steps < 1) throw core::UsageError("--steps must be >= 1");
   }
-  std::unique_ptr<distributed::Group> group;
-  if (world.distributed()) {
-    if (request.device == "cuda") request.device = "cuda:" + std::to_string(world.local_rank);
-    spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
-    group = std::make_unique<distributed::Group>(world, core::parse_device(request.device));
-  }
-  run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
-  auto& spec = context.spec();
+  return request;
+}
+
+std::unique_ptr<distributed::Group> join_group(const distributed::World& world,
+                                               run::RunRequest& request) {
+  if (!world.distributed()) return nullptr;
+  if (request.device == "cuda") request.device = "cuda:" + std::to_string(world.local_rank);
+  spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
+  return std::make_unique<distributed::Group>(world, core::parse_device(request.device));
+}
+
+void describe_run(run::RunContext& context) {
+  const auto& spec = context.spec();
   if (!spec.train_data) {
     throw core::ScriptError(context.request().script +
                             ": data() returned no train split; engine train needs "
@@ -151,23 +153,58 @@ int train_command(const std::vector<std::string>& args) {
   spdlog::info("train data: {}", spec.train_data->describe());
   if (spec.validation_data) spdlog::info("validation data: {}", spec.validation_data->describe());
   spdlog::debug("model:\n{}", nn::describe_tree(*spec.model.module));
+}
 
-  // the run file's path is reserved and locked here; nothing is written to it until the
-  // checkpoint has been loaded and checked into the model, optimizer, schedule and data position
-  const std::string out = (*flags)["out"].as<std::string>();
-  const std::string run_path = leader ? context.reserve_run_file(out) : "";
-  if (leader) tell_launcher_run_file(run_path);
-  if (spec.options.checkpoint.keep_last > 0) {
-    const std::string folder = leader ? checkpoint_folder(run_path) : "";
-    spec.options.checkpoint.folder = group ? group->share(folder) : folder;
+using TrainerFactory = std::function<std::unique_ptr<train::Trainer>()>;
+
+// Trains into the open run file; an interrupt or a failure is written there (status, stop
+// reason) with what to do next, and thrown on.
+train::TrainResult train_recorded(run::RunContext& context, distributed::Group* group,
+                                  std::unique_ptr<train::Trainer>& trainer,
+                                  const TrainerFactory& make_trainer, ConsoleObserver& console,
+                                  io::RunWriter& writer) {
+  const auto& spec = context.spec();
+  core::InterruptScope interrupts(core::kTrainingInterruptMessage);
+  try {
+    if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
+    if (context.has_checkpoint()) {
+      spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
+                   trainer->state().step, trainer->state().epoch + 1);
+    } else if (group) {
+      spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
+                   group->size(), context.request().threads, spec.device.str(), context.seed());
+    } else {
+      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
+                   context.request().threads, context.seed());
+    }
+    return trainer->run();
+  } catch (const core::Interrupted& e) {
+    console.finish_line();
+    writer.write_stop_reason(e.what());
+    writer.finish("interrupted");
+    std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer.path().c_str(),
+                 resume_command(context.request(), writer.path()).c_str());
+    throw;
+  } catch (const std::exception& e) {
+    console.finish_line();
+    const std::string message = core::describe_exception(e);
+    writer.write_stop_reason("failed: " + message);
+    writer.finish("failed", message);
+    std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
+                 writer.path().c_str(), writer.path().c_str());
+    throw;
   }
+}
 
-  if (!leader) return follow(context, group.get());
+// Rank 0, or the only process: trains with the console and the run file watching.
+int lead(run::RunContext& context, distributed::Group* group, const std::string& run_path,
+         const std::string& out, bool quiet) {
+  auto& spec = context.spec();
   ConsoleObserver console(quiet);
   RunFileObserver recorder;
-  auto make_trainer = [&] {
+  const TrainerFactory make_trainer = [&] {
     return std::make_unique<train::Trainer>(
-        spec, std::vector<train::Observer*>{&console, &recorder}, run_path, group.get());
+        spec, std::vector<train::Observer*>{&console, &recorder}, run_path, group);
   };
   std::unique_ptr<train::Trainer> trainer;
   if (context.has_checkpoint()) {  // a failure here has changed no file
@@ -181,47 +218,44 @@ int train_command(const std::vector<std::string>& args) {
       return 0;
     }
   }
-  io::RunWriter* writer = &context.open_run_file(out);
-  recorder.attach(*writer);
-  train::TrainResult result;
-  {
-    core::InterruptScope interrupts(core::kTrainingInterruptMessage);
-    try {
-      if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
-      if (context.has_checkpoint()) {
-        spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
-                     trainer->state().step, trainer->state().epoch + 1);
-      } else if (group) {
-        spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
-                     group->size(), context.request().threads, spec.device.str(), context.seed());
-      } else {
-        spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
-                     context.request().threads, context.seed());
-      }
-      result = trainer->run();
-    } catch (const core::Interrupted& e) {
-      console.finish_line();
-      writer->write_stop_reason(e.what());
-      writer->finish("interrupted");
-      std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer->path().c_str(),
-                   resume_command(context.request(), writer->path()).c_str());
-      throw;
-    } catch (const std::exception& e) {
-      console.finish_line();
-      const std::string message = core::describe_exception(e);
-      writer->write_stop_reason("failed: " + message);
-      writer->finish("failed", message);
-      std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
-                   writer->path().c_str(), writer->path().c_str());
-      throw;
-    }
-  }
-  writer->write_stop_reason(result.stop_reason);
-  writer->finish("completed");
+  io::RunWriter& writer = context.open_run_file(out);
+  recorder.attach(writer);
+  const auto result = train_recorded(context, group, trainer, make_trainer, console, writer);
+  writer.write_stop_reason(result.stop_reason);
+  writer.finish("completed");
   if (!quiet) console.print_result(result);
-  std::printf("run file: %s\nshow it: engine report %s\n", writer->path().c_str(),
-              writer->path().c_str());
+  std::printf("run file: %s\nshow it: engine report %s\n", writer.path().c_str(),
+              writer.path().c_str());
   return 0;
+}
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args) {
+  auto options = train_options();
+  const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
+  if (!flags) return 0;
+  if (auto code = launch_if_asked(*flags, "train", args)) return *code;
+  const distributed::World world = world_of(*flags);
+  const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
+  auto request = train_request(*flags, args);
+  if (!leader && !flags->count("verbose")) spdlog::set_level(spdlog::level::warn);
+  const auto group = join_group(world, request);
+  run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
+  describe_run(context);
+
+  // the run file's path is reserved and locked here; nothing is written to it until the
+  // checkpoint has been loaded and checked into the model, optimizer, schedule and data position
+  const std::string out = (*flags)["out"].as<std::string>();
+  const std::string run_path = leader ? context.reserve_run_file(out) : "";
+  if (leader) tell_launcher_run_file(run_path);
+  auto& checkpoints = context.spec().options.checkpoint;
+  if (checkpoints.keep_last > 0) {
+    const std::string folder = leader ? checkpoint_folder(run_path) : "";
+    checkpoints.folder = group ? group->share(folder) : folder;
+  }
+  if (!leader) return follow(context, group.get());
+  return lead(context, group.get(), run_path, out, flags->count("quiet") > 0);
 }
 
 }  // namespace engine::cli

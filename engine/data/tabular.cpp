@@ -139,6 +139,195 @@ void choose_columns(const CsvOptions& o, Table& table, TabularStats& stats) {
   stats.class_target = o.class_target;
 }
 
+// Where a split's columns are in its table.
+struct CsvColumns {
+  std::vector<size_t> numeric, categorical;
+  bool has_target = false;
+  size_t target = 0;
+};
+
+CsvColumns find_columns(const Table& table, const TabularStats& stats) {
+  CsvColumns c;
+  for (const auto& n : stats.numeric) c.numeric.push_back(table.column(n.name, "numeric"));
+  for (const auto& n : stats.categorical) {
+    c.categorical.push_back(table.column(n.name, "categorical"));
+  }
+  c.has_target = !stats.target.empty();
+  if (c.has_target) c.target = table.column(stats.target, "target");
+  return c;
+}
+
+// One row's values, checked: numbers parsed, categories and the target pointed at.
+struct ParsedRow {
+  std::vector<double> numeric;                  // NaN where missing
+  std::vector<const std::string*> categorical;  // null where missing
+  const std::string* target = nullptr;
+  double target_value = 0;
+};
+
+// The row parsed; nullopt for a row left out (rejected as bad, or skipped as incomplete, which
+// the table counts). Throws DataError for an incomplete row under missing = 'error'.
+std::optional<ParsedRow> parse_row(const CsvOptions& o, Table& table, const CsvRow& row,
+                                   const CsvColumns& cols, const TabularStats& stats) {
+  ParsedRow p;
+  bool bad = false, incomplete = false;
+  std::string why;
+  for (size_t j = 0; j < cols.numeric.size() && !bad; ++j) {
+    const auto& f = row.fields[cols.numeric[j]];
+    if (table.missing(f)) {
+      if (!incomplete) why = "column '" + stats.numeric[j].name + "' is missing";
+      incomplete = true;
+      p.numeric.push_back(std::nan(""));
+    } else if (auto v = parse_number(f)) {
+      p.numeric.push_back(*v);
+    } else {
+      bad = true;
+      why = "column '" + stats.numeric[j].name + "': '" + f +
+            "' is not a number (or beyond float32's range)";
+    }
+  }
+  for (size_t j = 0; j < cols.categorical.size() && !bad; ++j) {
+    const auto& f = row.fields[cols.categorical[j]];
+    if (table.missing(f)) {
+      if (!incomplete) why = "column '" + stats.categorical[j].name + "' is missing";
+      incomplete = true;
+    }
+    p.categorical.push_back(table.missing(f) ? nullptr : &f);
+  }
+  if (cols.has_target && !bad) {
+    const auto& f = row.fields[cols.target];
+    if (table.missing(f)) {
+      // a missing target cannot be filled in
+      if (o.missing == MissingValues::kSkip) {
+        table.count_skip();
+        return std::nullopt;
+      }
+      bad = true;
+      why = "the target '" + stats.target + "' is missing";
+    } else if (!stats.class_target) {
+      auto v = parse_number(f);
+      if (!v) {
+        bad = true;
+        why = "the target '" + stats.target + "': '" + f +
+              "' is not a number (or beyond float32's range)";
+      } else {
+        p.target_value = *v;
+      }
+    }
+    p.target = &f;
+  }
+  if (bad) {
+    table.reject(row, why);
+    return std::nullopt;
+  }
+  if (incomplete) {
+    if (o.missing == MissingValues::kError) {
+      throw core::DataError(o.path + ":" + std::to_string(row.line) + ": " + why +
+                            " (data.csv's option missing = 'fill' or 'skip' handles this)");
+    }
+    if (o.missing == MissingValues::kSkip) {
+      table.count_skip();
+      return std::nullopt;
+    }
+  }
+  return p;
+}
+
+// What the training split learns: each numeric column's mean and standard deviation, each
+// categorical column's vocabulary, the classes of a class target.
+void learn_statistics(const std::vector<ParsedRow>& parsed, const CsvColumns& cols,
+                      TabularStats& stats) {
+  for (size_t j = 0; j < cols.numeric.size(); ++j) {
+    double sum = 0, sq = 0;
+    int64_t count = 0;
+    for (const auto& p : parsed) {
+      if (std::isnan(p.numeric[j])) continue;
+      sum += p.numeric[j];
+      ++count;
+    }
+    const double mean = count ? sum / static_cast<double>(count) : 0;
+    for (const auto& p : parsed) {
+      if (!std::isnan(p.numeric[j])) sq += (p.numeric[j] - mean) * (p.numeric[j] - mean);
+    }
+    // population standard deviation, as scikit-learn's StandardScaler; a constant column
+    // keeps a scale of 1
+    const double sd = count ? std::sqrt(sq / static_cast<double>(count)) : 0;
+    stats.numeric[j].mean = mean;
+    stats.numeric[j].std = sd > 0 ? sd : 1;
+  }
+  for (size_t j = 0; j < cols.categorical.size(); ++j) {
+    std::set<std::string> distinct;
+    for (const auto& p : parsed) {
+      if (p.categorical[j]) distinct.insert(*p.categorical[j]);
+    }
+    stats.categorical[j].values = vocabulary(std::move(distinct));
+  }
+  if (cols.has_target && stats.class_target) {
+    std::set<std::string> distinct;
+    for (const auto& p : parsed) distinct.insert(*p.target);
+    stats.classes = vocabulary(std::move(distinct));
+  }
+}
+
+std::map<std::string, int64_t> positions_of(const std::vector<std::string>& values) {
+  std::map<std::string, int64_t> index;
+  for (size_t k = 0; k < values.size(); ++k) index[values[k]] = static_cast<int64_t>(k);
+  return index;
+}
+
+// Second pass: the tensors, standardised and indexed with what the training split learnt.
+struct CsvTensors {
+  torch::Tensor input, categorical, target;
+};
+
+CsvTensors make_tensors(const std::vector<ParsedRow>& parsed, const CsvColumns& cols,
+                        const TabularStats& stats, const std::string& path) {
+  CsvTensors t;
+  const auto n = static_cast<int64_t>(parsed.size());
+  t.input = torch::empty({n, static_cast<int64_t>(cols.numeric.size())}, torch::kFloat32);
+  t.categorical = torch::empty({n, static_cast<int64_t>(cols.categorical.size())}, torch::kInt64);
+  auto in = t.input.accessor<float, 2>();
+  auto cat = t.categorical.accessor<int64_t, 2>();
+  std::vector<std::map<std::string, int64_t>> index;
+  for (const auto& c : stats.categorical) index.push_back(positions_of(c.values));
+  const auto class_index = positions_of(stats.classes);
+  if (cols.has_target) {
+    t.target =
+        stats.class_target ? torch::empty({n}, torch::kInt64) : torch::empty({n}, torch::kFloat32);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& p = parsed[static_cast<size_t>(i)];
+    for (size_t j = 0; j < cols.numeric.size(); ++j) {
+      const auto& s = stats.numeric[j];
+      // a missing value (kFill) becomes the training mean: 0 once standardised
+      in[i][static_cast<int64_t>(j)] =
+          std::isnan(p.numeric[j]) ? 0.0f : to_float32((p.numeric[j] - s.mean) / s.std);
+    }
+    for (size_t j = 0; j < cols.categorical.size(); ++j) {
+      const auto oov = static_cast<int64_t>(stats.categorical[j].values.size());
+      int64_t k = oov;
+      if (p.categorical[j]) {
+        const auto it = index[j].find(*p.categorical[j]);
+        if (it != index[j].end()) k = it->second;
+      }
+      cat[i][static_cast<int64_t>(j)] = k;
+    }
+    if (!cols.has_target) continue;
+    if (!stats.class_target) {
+      t.target[i] = p.target_value;
+      continue;
+    }
+    const auto it = class_index.find(*p.target);
+    if (it == class_index.end()) {
+      throw core::DataError(path + ": class '" + *p.target + "' of the target '" + stats.target +
+                            "' is not among the training split's " +
+                            std::to_string(stats.classes.size()) + " classes");
+    }
+    t.target[i] = it->second;
+  }
+  return t;
+}
+
 }  // namespace
 
 CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
@@ -150,172 +339,21 @@ CsvSource::CsvSource(const CsvOptions& o) : path_(o.path), options_(o) {
   } else {
     *stats = *o.stats;
   }
-  std::vector<size_t> num_cols, cat_cols;
-  for (const auto& n : stats->numeric) num_cols.push_back(table.column(n.name, "numeric"));
-  for (const auto& c : stats->categorical) {
-    cat_cols.push_back(table.column(c.name, "categorical"));
-  }
-  const bool has_target = !stats->target.empty();
-  const size_t target_col = has_target ? table.column(stats->target, "target") : 0;
-
+  const CsvColumns cols = find_columns(table, *stats);
   // First pass: check every row, parse numbers, collect what the training split learns.
-  struct Parsed {
-    std::vector<double> numeric;                  // NaN where missing
-    std::vector<const std::string*> categorical;  // null where missing
-    const std::string* target = nullptr;
-    double target_value = 0;
-  };
-  std::vector<Parsed> parsed;
+  std::vector<ParsedRow> parsed;
   parsed.reserve(table.rows().size());
   for (const auto& row : table.rows()) {
-    Parsed p;
-    bool bad = false, incomplete = false;
-    std::string why;
-    for (size_t j = 0; j < num_cols.size() && !bad; ++j) {
-      const auto& f = row.fields[num_cols[j]];
-      if (table.missing(f)) {
-        if (!incomplete) why = "column '" + stats->numeric[j].name + "' is missing";
-        incomplete = true;
-        p.numeric.push_back(std::nan(""));
-      } else if (auto v = parse_number(f)) {
-        p.numeric.push_back(*v);
-      } else {
-        bad = true;
-        why = "column '" + stats->numeric[j].name + "': '" + f +
-              "' is not a number (or beyond float32's range)";
-      }
-    }
-    for (size_t j = 0; j < cat_cols.size() && !bad; ++j) {
-      const auto& f = row.fields[cat_cols[j]];
-      if (table.missing(f)) {
-        if (!incomplete) why = "column '" + stats->categorical[j].name + "' is missing";
-        incomplete = true;
-      }
-      p.categorical.push_back(table.missing(f) ? nullptr : &f);
-    }
-    if (has_target && !bad) {
-      const auto& f = row.fields[target_col];
-      if (table.missing(f)) {
-        // a missing target cannot be filled in
-        if (o.missing == MissingValues::kSkip) {
-          table.count_skip();
-          continue;
-        }
-        bad = true;
-        why = "the target '" + stats->target + "' is missing";
-      } else if (!stats->class_target) {
-        auto v = parse_number(f);
-        if (!v) {
-          bad = true;
-          why = "the target '" + stats->target + "': '" + f +
-                "' is not a number (or beyond float32's range)";
-        } else {
-          p.target_value = *v;
-        }
-      }
-      p.target = &f;
-    }
-    if (bad) {
-      table.reject(row, why);
-      continue;
-    }
-    if (incomplete) {
-      if (o.missing == MissingValues::kError) {
-        throw core::DataError(o.path + ":" + std::to_string(row.line) + ": " + why +
-                              " (data.csv's option missing = 'fill' or 'skip' handles this)");
-      }
-      if (o.missing == MissingValues::kSkip) {
-        table.count_skip();
-        continue;
-      }
-    }
-    parsed.push_back(std::move(p));
+    if (auto p = parse_row(o, table, row, cols, *stats)) parsed.push_back(std::move(*p));
   }
   skipped_rows_ = table.skipped();
-  const auto n = static_cast<int64_t>(parsed.size());
-  if (n == 0) throw core::DataError(o.path + ": no usable rows (all were bad or incomplete)");
-
-  if (training) {
-    for (size_t j = 0; j < num_cols.size(); ++j) {
-      double sum = 0, sq = 0;
-      int64_t count = 0;
-      for (const auto& p : parsed) {
-        if (std::isnan(p.numeric[j])) continue;
-        sum += p.numeric[j];
-        ++count;
-      }
-      const double mean = count ? sum / static_cast<double>(count) : 0;
-      for (const auto& p : parsed) {
-        if (!std::isnan(p.numeric[j])) sq += (p.numeric[j] - mean) * (p.numeric[j] - mean);
-      }
-      // population standard deviation, as scikit-learn's StandardScaler; a constant column
-      // keeps a scale of 1
-      const double sd = count ? std::sqrt(sq / static_cast<double>(count)) : 0;
-      stats->numeric[j].mean = mean;
-      stats->numeric[j].std = sd > 0 ? sd : 1;
-    }
-    for (size_t j = 0; j < cat_cols.size(); ++j) {
-      std::set<std::string> distinct;
-      for (const auto& p : parsed) {
-        if (p.categorical[j]) distinct.insert(*p.categorical[j]);
-      }
-      stats->categorical[j].values = vocabulary(std::move(distinct));
-    }
-    if (has_target && stats->class_target) {
-      std::set<std::string> distinct;
-      for (const auto& p : parsed) distinct.insert(*p.target);
-      stats->classes = vocabulary(std::move(distinct));
-    }
-  }
-
-  // Second pass: the tensors.
-  input_ = torch::empty({n, static_cast<int64_t>(num_cols.size())}, torch::kFloat32);
-  categorical_ = torch::empty({n, static_cast<int64_t>(cat_cols.size())}, torch::kInt64);
-  auto in = input_.accessor<float, 2>();
-  auto cat = categorical_.accessor<int64_t, 2>();
-  std::vector<std::map<std::string, int64_t>> index(cat_cols.size());
-  for (size_t j = 0; j < cat_cols.size(); ++j) {
-    const auto& values = stats->categorical[j].values;
-    for (size_t k = 0; k < values.size(); ++k) index[j][values[k]] = static_cast<int64_t>(k);
-  }
-  std::map<std::string, int64_t> class_index;
-  for (size_t k = 0; k < stats->classes.size(); ++k) {
-    class_index[stats->classes[k]] = static_cast<int64_t>(k);
-  }
-  if (has_target) {
-    target_ =
-        stats->class_target ? torch::empty({n}, torch::kInt64) : torch::empty({n}, torch::kFloat32);
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const auto& p = parsed[static_cast<size_t>(i)];
-    for (size_t j = 0; j < num_cols.size(); ++j) {
-      const auto& s = stats->numeric[j];
-      // a missing value (kFill) becomes the training mean: 0 once standardised
-      in[i][static_cast<int64_t>(j)] =
-          std::isnan(p.numeric[j]) ? 0.0f : to_float32((p.numeric[j] - s.mean) / s.std);
-    }
-    for (size_t j = 0; j < cat_cols.size(); ++j) {
-      const auto oov = static_cast<int64_t>(stats->categorical[j].values.size());
-      int64_t k = oov;
-      if (p.categorical[j]) {
-        const auto it = index[j].find(*p.categorical[j]);
-        if (it != index[j].end()) k = it->second;
-      }
-      cat[i][static_cast<int64_t>(j)] = k;
-    }
-    if (!has_target) continue;
-    if (!stats->class_target) {
-      target_[i] = p.target_value;
-      continue;
-    }
-    const auto it = class_index.find(*p.target);
-    if (it == class_index.end()) {
-      throw core::DataError(o.path + ": class '" + *p.target + "' of the target '" + stats->target +
-                            "' is not among the training split's " +
-                            std::to_string(stats->classes.size()) + " classes");
-    }
-    target_[i] = it->second;
-  }
+  if (parsed.empty())
+    throw core::DataError(o.path + ": no usable rows (all were bad or incomplete)");
+  if (training) learn_statistics(parsed, cols, *stats);
+  auto tensors = make_tensors(parsed, cols, *stats, o.path);
+  input_ = std::move(tensors.input);
+  categorical_ = std::move(tensors.categorical);
+  target_ = std::move(tensors.target);
   stats_ = std::move(stats);
 }
 

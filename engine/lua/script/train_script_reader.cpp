@@ -23,30 +23,6 @@
 namespace engine::lua {
 namespace {
 
-const char* const kTrainerOptions[] = {
-    "epochs",           "steps",       "validate_every", "log_every",      "checkpoint_every",
-    "keep_checkpoints", "keep_best",   "clip_grad_norm", "clip_norm_type", "clip_grad_value",
-    "accumulate",       "precision",   "loss_scale",     "early_stopping", "on_nan",
-    "sync_batchnorm",   "cuda_graphs", "memory_format"};
-
-// The line where `key = ` is first written after `field =` (spec.field = too) in a script's
-// text; 0 when it cannot be found.
-int64_t field_key_line(const std::string& text, const std::string& field, const std::string& key) {
-  std::smatch found;
-  if (key.empty() ||
-      !std::regex_search(text, found, std::regex("(^|[^A-Za-z0-9_])" + field + R"(\s*=)")))
-    return 0;
-  const auto from = static_cast<size_t>(found.position(0));
-  const std::string rest = text.substr(from);
-  // the key is the script's own text (a misspelt option may hold any character): escaped
-  const std::string literal =
-      std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
-  if (!std::regex_search(rest, found, std::regex("(^|[^A-Za-z0-9_])" + literal + R"(\s*=[^=])")))
-    return 0;
-  const auto at = from + static_cast<size_t>(found.position(0)) + found[1].length();
-  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-}
-
 const std::set<std::string> kTopLevelFields = {
     "name",    "description", "seed",           "hparams",   "model",
     "data",    "loss",        "optimizer",      "scheduler", "metrics",
@@ -381,172 +357,6 @@ void TrainScript::check_data_keys(int table) const {
   }
 }
 
-void TrainScript::throw_with_trainer_line(const core::Error& error) const {
-  // the trainer option the message is about: a misspelt one it quotes, else the first option
-  // it names (before any list of the accepted ones)
-  std::string message = error.what(), key;
-  const std::string unknown = "unknown option '";
-  if (const auto at = message.find(unknown); at != std::string::npos) {
-    const auto start = at + unknown.size();
-    key = message.substr(start, message.find('\'', start) - start);
-  } else {
-    const std::string named = message.substr(0, message.find(" (accepted"));
-    size_t first = std::string::npos;
-    for (const char* name : kTrainerOptions) {
-      for (const char* before : {"'", " "}) {
-        const auto at = named.rfind(name, 0) == 0 ? 0 : named.find(before + std::string(name));
-        if (at < first) {
-          first = at;
-          key = name;
-        }
-      }
-    }
-  }
-  if (message.rfind(path_, 0) == 0) message = message.substr(path_.size() + 2);
-  std::string text;
-  try {
-    const auto bytes = core::read_file(path_);
-    text.assign(bytes.begin(), bytes.end());
-  } catch (const core::Error&) {
-  }
-  const int64_t line = field_key_line(text, "trainer", key);
-  message = path_ + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
-  if (dynamic_cast<const core::UsageError*>(&error)) throw core::UsageError(message);
-  throw core::ScriptError(message, {}, error.exit_code());
-}
-
-void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const {
-  lua_State* L = runtime_.state();
-  Options o(L, t, "trainer",
-            std::vector<const char*>(std::begin(kTrainerOptions), std::end(kTrainerOptions)));
-  opts.epochs = o.integer("epochs", 1);
-  opts.steps = o.integer("steps", 0);
-  opts.log_every = o.integer("log_every", 50);
-  if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
-    throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
-  }
-  raw_get(L, t, "validate_every");
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    opts.validate_every_steps = core::exact_int64(lua_tonumber(L, -1)).value_or(0);
-    if (opts.validate_every_steps < 1)
-      throw core::ScriptError(
-          path_ + ": trainer validate_every must be 'epoch' or a positive number of steps");
-  } else if (!lua_isnil(L, -1) &&
-             !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-    throw core::ScriptError(path_ +
-                            ": trainer validate_every must be 'epoch' or a number of steps");
-  }
-  lua_pop(L, 1);
-
-  // checkpoint_every = 'epoch' | N steps | false
-  raw_get(L, t, "checkpoint_every");
-  auto& ck = opts.checkpoint;
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    ck.every_epoch = false;
-    ck.every_steps = core::exact_int64(lua_tonumber(L, -1)).value_or(0);
-    if (ck.every_steps < 1)
-      throw core::ScriptError(path_ +
-                              ": trainer checkpoint_every must be 'epoch', a positive "
-                              "number of steps or false");
-  } else if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
-    ck.every_epoch = false;
-    ck.keep_last = 0;  // no checkpoints at all
-  } else if (!lua_isnil(L, -1) &&
-             !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "epoch")) {
-    throw core::ScriptError(
-        path_ + ": trainer checkpoint_every must be 'epoch', a number of steps or false");
-  }
-  lua_pop(L, 1);
-  if (ck.keep_last != 0) {
-    ck.keep_last = o.integer("keep_checkpoints", 2);
-    if (ck.keep_last < 1)
-      throw core::ScriptError(path_ + ": trainer keep_checkpoints must be >= 1");
-  }
-  if (o.has("keep_best"))
-    ck.keep_best = train::parse_goal(o.string("keep_best", "validation.loss"));
-
-  opts.accumulate = o.integer("accumulate", 1);
-  if (opts.accumulate < 1) throw core::ScriptError(path_ + ": trainer accumulate must be >= 1");
-  opts.precision = train::parse_precision(o.string("precision", "float32"));
-  read_loss_scale(t, opts.loss_scale);
-  opts.clip_grad_norm = o.number("clip_grad_norm", 0);
-  opts.clip_norm_type = o.number("clip_norm_type", 2);
-  opts.clip_grad_value = o.number("clip_grad_value", 0);
-  if (opts.clip_grad_norm < 0 || opts.clip_grad_value < 0) {
-    throw core::ScriptError(path_ + ": trainer clip_grad_norm and clip_grad_value must be > 0");
-  }
-  const std::string on_nan = o.string("on_nan", "error");
-  if (on_nan != "error" && on_nan != "skip") {
-    throw core::ScriptError(path_ + ": trainer on_nan must be 'error' or 'skip', got '" + on_nan +
-                            "'");
-  }
-  opts.on_nan = on_nan == "skip" ? train::NanPolicy::kSkip : train::NanPolicy::kError;
-  opts.sync_batchnorm = o.boolean("sync_batchnorm", false);
-  opts.cuda_graphs = o.boolean("cuda_graphs", false);
-  const std::string memory_format = o.string("memory_format", "contiguous");
-  if (memory_format != "contiguous" && memory_format != "channels_last") {
-    throw core::ScriptError(path_ +
-                            ": trainer memory_format must be 'contiguous' or "
-                            "'channels_last', got '" +
-                            memory_format + "'");
-  }
-  opts.channels_last = memory_format == "channels_last";
-
-  // early_stopping = {metric = 'validation.loss', patience = 3, min_delta = 0, mode = 'min'}
-  raw_get(L, t, "early_stopping");
-  if (lua_istable(L, -1)) {
-    Options es(L, lua_gettop(L), "trainer.early_stopping",
-               {"metric", "patience", "min_delta", "mode"});
-    train::EarlyStopping stopping;
-    stopping.goal =
-        train::parse_goal(es.string("metric", "validation.loss"), es.string("mode", ""));
-    stopping.patience = es.integer("patience", 3);
-    stopping.min_delta = es.number("min_delta", 0);
-    if (stopping.patience < 1 || stopping.min_delta < 0) {
-      throw core::ScriptError(path_ + ": early_stopping patience must be >= 1, min_delta >= 0");
-    }
-    opts.early_stopping = stopping;
-  } else if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1))) {
-    throw core::ScriptError(path_ +
-                            ": trainer early_stopping must be a table "
-                            "{metric = 'validation.loss', patience = 3}");
-  }
-  lua_pop(L, 1);
-}
-
-// loss_scale = 'dynamic' | true | false |
-//              {init_scale = 65536, growth_factor = 2, backoff_factor = 0.5, growth_interval =
-//              2000}
-void TrainScript::read_loss_scale(int t, train::LossScaling& scaling) const {
-  lua_State* L = runtime_.state();
-  raw_get(L, t, "loss_scale");
-  const int type = lua_type(L, -1);
-  if (type == LUA_TBOOLEAN) {
-    scaling.enabled = lua_toboolean(L, -1) != 0;
-  } else if (type == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "dynamic") {
-    scaling.enabled = true;
-  } else if (type == LUA_TTABLE) {
-    Options ls(L, lua_gettop(L), "trainer.loss_scale",
-               {"init_scale", "growth_factor", "backoff_factor", "growth_interval"});
-    scaling.enabled = true;
-    scaling.init_scale = ls.number("init_scale", scaling.init_scale);
-    scaling.growth_factor = ls.number("growth_factor", scaling.growth_factor);
-    scaling.backoff_factor = ls.number("backoff_factor", scaling.backoff_factor);
-    scaling.growth_interval = ls.integer("growth_interval", scaling.growth_interval);
-    try {
-      train::GradScaler(scaling.init_scale, scaling.growth_factor, scaling.backoff_factor,
-                        scaling.growth_interval);
-    } catch (const core::UsageError& e) {
-      throw core::ScriptError(path_ + ": trainer " + e.what());
-    }
-  } else if (type != LUA_TNIL) {
-    throw core::ScriptError(path_ +
-                            ": trainer loss_scale must be 'dynamic', false, or a table "
-                            "{init_scale = 65536, growth_interval = 2000}");
-  }
-  lua_pop(L, 1);
-}
-
 // Errors of the option readers name the option, not the script: build() adds the script.
 train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   try {
@@ -587,7 +397,42 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   hooks_->set_ctx_field("hp", -1);
   lua_pop(L, 1);
 
-  // model(hp)
+  read_model(device, spec);
+  read_data(spec);
+  read_loss(spec);
+  read_optimizer(spec);  // left on the stack for the scheduler
+  read_metrics(spec);
+  read_scheduler(spec);
+  lua_pop(L, 1);  // the optimizer
+
+  // train_batch, evaluate_batch, callbacks
+  lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
+  hooks_->install(-1, spec);
+  lua_pop(L, 1);
+  if (!spec.loss && !spec.hooks.train_batch) {
+    throw core::ScriptError(path_ +
+                            ": the script defines no loss (loss = nn.CrossEntropyLoss(), "
+                            "or a train_batch hook that computes one)");
+  }
+
+  // trainer(hp)
+  push_hparams();
+  call_field("trainer", 1);
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1))
+      throw core::ScriptError(path_ + ": 'trainer' must be a table of options or a function " +
+                              "returning one (got " + type_name(L, -1) + ")");
+    try {
+      read_trainer_options(lua_gettop(L), spec.options);
+    } catch (const core::Error& e) {
+      throw_with_trainer_line(e);
+    }
+  }
+  return spec;
+}
+
+void TrainScript::read_model(torch::Device device, train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   push_hparams();
   call_field("model", 1);
   auto* model = test_module(L, -1);
@@ -597,8 +442,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   model->module()->to(device);
   spec.model = model_from(*model);
   hooks_->set_ctx_field("model", -1);
+}
 
-  // data(hp) -> {train = pipeline, validation = pipeline}
+// data(hp) -> {train = pipeline, validation = pipeline}
+void TrainScript::read_data(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   push_hparams();
   call_field("data", 1);
   if (!lua_istable(L, -1))
@@ -617,8 +465,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
+}
 
-  // loss, or loss(hp); optional when train_batch computes its own
+// loss, or loss(hp); optional when train_batch computes its own
+void TrainScript::read_loss(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   push_hparams();
   call_field("loss", 1);
   if (auto* loss = test<LossBox>(L, -1)) {
@@ -629,8 +480,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
                             type_name(L, -1) + ")");
   }
   lua_pop(L, 1);
+}
 
-  // optimizer(params, hp)
+// optimizer(params, hp), left on the stack
+void TrainScript::read_optimizer(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   auto params = spec.model.module->parameters();
   lua_createtable(L, static_cast<int>(params.size()), 0);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -647,7 +501,10 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   spec.optimizer = optimizer->optimizer;
   spec.optimizer_name = optimizer->name;
   hooks_->set_ctx_field("optimizer", -1);
+}
 
+void TrainScript::read_metrics(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   // metrics = {'accuracy', 'top5', iou = function(output, target) ... end}, read before the
   // scheduler and trainer, whose watched metrics take a declared direction ({fn, mode = 'max'})
   push_field("metrics");
@@ -700,8 +557,11 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
                             type_name(L, -1) + ")");
   }
   lua_pop(L, 1);
+}
 
-  // scheduler(optimizer, hp), optional
+// scheduler(optimizer, hp), optional; the optimizer is on top of the stack
+void TrainScript::read_scheduler(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
   push_field("scheduler");
   const bool has_scheduler = !lua_isnil(L, -1);
   lua_pop(L, 1);
@@ -723,32 +583,6 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
     }
     lua_pop(L, 1);
   }
-  lua_pop(L, 1);  // optimizer
-
-  // train_batch, evaluate_batch, callbacks
-  lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
-  hooks_->install(-1, spec);
-  lua_pop(L, 1);
-  if (!spec.loss && !spec.hooks.train_batch) {
-    throw core::ScriptError(path_ +
-                            ": the script defines no loss (loss = nn.CrossEntropyLoss(), "
-                            "or a train_batch hook that computes one)");
-  }
-
-  // trainer(hp)
-  push_hparams();
-  call_field("trainer", 1);
-  if (!lua_isnil(L, -1)) {
-    if (!lua_istable(L, -1))
-      throw core::ScriptError(path_ + ": 'trainer' must be a table of options or a function " +
-                              "returning one (got " + type_name(L, -1) + ")");
-    try {
-      read_trainer_options(lua_gettop(L), spec.options);
-    } catch (const core::Error& e) {
-      throw_with_trainer_line(e);
-    }
-  }
-  return spec;
 }
 
 }  // namespace engine::lua

@@ -54,6 +54,15 @@ class TrainScript {
 
  private:
   train::TrainSpec build_spec(torch::Device device, uint64_t seed);
+  // The parts of build_spec, in the order they run: each calls its field of the script with
+  // the hyperparameters and checks what comes back (read_optimizer leaves the optimizer on the
+  // stack for read_scheduler).
+  void read_model(torch::Device device, train::TrainSpec& spec);
+  void read_data(train::TrainSpec& spec);
+  void read_loss(train::TrainSpec& spec);
+  void read_optimizer(train::TrainSpec& spec);
+  void read_metrics(train::TrainSpec& spec);
+  void read_scheduler(train::TrainSpec& spec);
   void push_field(const char* key) const;  // pushes spec[key]
   void push_hparams() const;
   // Calls visit(name) for every hyperparameter, with its value on top of the stack; nested
@@ -65,7 +74,10 @@ class TrainScript {
   // Pushes spec[key](args...) or spec[key] itself when it is not a function; the nargs
   // arguments are on the stack already.
   void call_field(const char* key, int nargs) const;
+  // The trainer table (trainer_options_reader.cpp).
   void read_trainer_options(int table, train::TrainerOptions& options) const;
+  void read_every(int table, train::TrainerOptions& options) const;  // validate_, checkpoint_every
+  void read_early_stopping(int table, train::TrainerOptions& options) const;
   // A ScriptError with file:line for a key of data()'s table the trainer does not read.
   void check_data_keys(int table) const;
   // Throws `error` again with the script's path in front and the line of the trainer option it
@@ -79,5 +91,9 @@ class TrainScript {
   int hparams_ref_;
   std::unique_ptr<LuaHooks> hooks_;  // the hooks' Lua values; lives as long as the spec runs
 };
+
+// The line where `key = ` is first written after `field =` (spec.field = too) in a script's
+// text; 0 when it cannot be found (trainer_options_reader.cpp).
+int64_t field_key_line(const std::string& text, const std::string& field, const std::string& key);
 
 }  // namespace engine::lua
