@@ -275,19 +275,11 @@ std::string batch_family_id(const Point& params) {
   return core::sha256_hex(identity_text(params, false)).substr(0, 16);
 }
 
-std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Overrides& overrides) {
-  const Validator check(spec, schema);
-  Matcher matcher;
-  Params final_values;
-  apply_overrides(spec, overrides, check, final_values);
-  check_spec(spec, check, matcher);
-  const auto order = loop_order(spec, check);
+namespace {
 
-  Params base;
-  for (const auto& [name, value] : schema) base[name] = value;
-  for (const auto& [name, param] : spec.parameters) base[name] = param;
-
-  // The Cartesian product, the first variable of the order changing slowest.
+// The Cartesian product of the variables, the first of the order changing slowest.
+std::vector<Draft> product(const SweepSpec& spec, const std::vector<std::string>& order,
+                           const Params& base) {
   std::vector<Draft> drafts;
   std::vector<size_t> at(order.size(), 0);
   while (true) {
@@ -300,7 +292,11 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
     while (v > 0 && ++at[v - 1] == spec.variables.at(order[v - 1]).size()) at[--v] = 0;
     if (v == 0) break;
   }
+  return drafts;
+}
 
+// Each extension in turn on the drafts it matches: its parameters set, its cases forked.
+std::vector<Draft> extend(const SweepSpec& spec, Matcher& matcher, std::vector<Draft> drafts) {
   for (size_t i = 0; i < spec.extensions.size(); ++i) {
     const auto& extension = spec.extensions[i];
     std::vector<Draft> next;
@@ -327,35 +323,41 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
     drafts = std::move(next);
   }
 
-  std::vector<PlannedPoint> points;
-  points.reserve(drafts.size());
-  for (auto& draft : drafts) {
-    for (const auto& [name, param] : final_values) draft.params[name] = param;
-    if (final_values.count("enabled")) draft.enabled_by = "--set";
-    PlannedPoint point;
-    point.made_by = draft.made_by;
-    Resolver resolver(draft.params);
-    for (const auto& entry : draft.params) {
-      point.params[entry.first] = resolver.get(entry.first);
-      check_type(entry.first, point.params[entry.first], schema, point, points.size());
-    }
-    if (!std::get<bool>(point.params.at("enabled"))) {
-      point.active = false;
-      point.inactive_reason = "enabled = false (" + draft.enabled_by + ")";
-    } else if (spec.where) {
-      const Point& resolved = point.params;
-      const Getter get = [&resolved, &resolver](const std::string& name) {
-        return resolved.count(name) ? resolved.at(name) : resolver.get(name);
-      };
-      if (!spec.where(get)) {
-        point.active = false;
-        point.inactive_reason = "where" + check.where("where", "");
-      }
-    }
-    point.id = point_id(point.params);
-    points.push_back(std::move(point));
-  }
+  return drafts;
+}
 
+// A draft as a planned point: every parameter resolved (functions called) and type-checked,
+// active unless enabled = false or the sweep's where says no.
+PlannedPoint resolve(Draft& draft, const SweepSpec& spec, const Schema& schema,
+                     const Validator& check, const Params& final_values, size_t index) {
+  for (const auto& [name, param] : final_values) draft.params[name] = param;
+  if (final_values.count("enabled")) draft.enabled_by = "--set";
+  PlannedPoint point;
+  point.made_by = draft.made_by;
+  Resolver resolver(draft.params);
+  for (const auto& entry : draft.params) {
+    point.params[entry.first] = resolver.get(entry.first);
+    check_type(entry.first, point.params[entry.first], schema, point, index);
+  }
+  if (!std::get<bool>(point.params.at("enabled"))) {
+    point.active = false;
+    point.inactive_reason = "enabled = false (" + draft.enabled_by + ")";
+  } else if (spec.where) {
+    const Point& resolved = point.params;
+    const Getter get = [&resolved, &resolver](const std::string& name) {
+      return resolved.count(name) ? resolved.at(name) : resolver.get(name);
+    };
+    if (!spec.where(get)) {
+      point.active = false;
+      point.inactive_reason = "where" + check.where("where", "");
+    }
+  }
+  point.id = point_id(point.params);
+  return point;
+}
+
+// No two active points alike, and at least one to run.
+void check_points(const SweepSpec& spec, const std::vector<PlannedPoint>& points) {
   std::map<std::string, size_t> seen;
   size_t active = 0;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -375,6 +377,27 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
                      std::to_string(points.size()) +
                      " points are inactive (enabled = false or where)");
   }
+}
+
+}  // namespace
+
+std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Overrides& overrides) {
+  const Validator check(spec, schema);
+  Matcher matcher;
+  Params final_values;
+  apply_overrides(spec, overrides, check, final_values);
+  check_spec(spec, check, matcher);
+  const auto order = loop_order(spec, check);
+  Params base;
+  for (const auto& [name, value] : schema) base[name] = value;
+  for (const auto& [name, param] : spec.parameters) base[name] = param;
+  auto drafts = extend(spec, matcher, product(spec, order, base));
+  std::vector<PlannedPoint> points;
+  points.reserve(drafts.size());
+  for (auto& draft : drafts) {
+    points.push_back(resolve(draft, spec, schema, check, final_values, points.size()));
+  }
+  check_points(spec, points);
   return points;
 }
 

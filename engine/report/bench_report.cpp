@@ -123,82 +123,109 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
   return t;
 }
 
-Table pivot(const Table& points, const Pivot& request) {
-  if (request.rows.empty()) throw core::UsageError("--rows names no column");
+namespace {
+
+// The pivot's cells before they are laid out: its distinct row keys and column values in order
+// of appearance, and the value of each (key, column) that an ok point measured.
+struct PivotCells {
+  std::vector<std::vector<Cell>> keys;
+  std::vector<Cell> col_values;
+  std::map<std::pair<size_t, size_t>, double> values;
+};
+
+bool same_cell(const Cell& a, const Cell& b) {
+  return cell_text(a) == cell_text(b);
+}
+
+bool same_key(const std::vector<Cell>& a, const std::vector<Cell>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_cell(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+template <typename Item, typename Equal>
+size_t index_in(std::vector<Item>& list, const Item& item, Equal equal) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (equal(list[i], item)) return i;
+  }
+  list.push_back(item);
+  return list.size() - 1;
+}
+
+PivotCells collect_cells(const Table& points, const Pivot& request, bool derived) {
   std::vector<size_t> key_columns;
   for (const auto& name : request.rows)
     key_columns.push_back(column_or_fail(points, name, "--rows"));
   const size_t col = column_or_fail(points, request.cols, "--cols");
-  const bool derived = request.value == "speedup" || request.value == "efficiency";
   const size_t value = column_or_fail(points, derived ? "throughput" : request.value, "--value");
   const size_t status = column_or_fail(points, "status", "--value");
-
-  std::vector<std::vector<Cell>> keys;                // distinct row keys, in order of appearance
-  std::vector<Cell> col_values;                       // distinct column values
-  std::map<std::pair<size_t, size_t>, double> cells;  // (key, column value) -> value
-  const auto index_of = [](auto& list, const auto& item, auto equal) {
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (equal(list[i], item)) return i;
-    }
-    list.push_back(item);
-    return list.size() - 1;
-  };
-  const auto same_cell = [](const Cell& a, const Cell& b) { return cell_text(a) == cell_text(b); };
-  const auto same_key = [&](const std::vector<Cell>& a, const std::vector<Cell>& b) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!same_cell(a[i], b[i])) return false;
-    }
-    return true;
-  };
+  PivotCells cells;
   for (const auto& row : points.rows) {
     std::vector<Cell> key;
     for (size_t c : key_columns) key.push_back(row[c]);
-    const size_t k = index_of(keys, key, same_key);
+    const size_t k = index_in(cells.keys, key, same_key);
     if (cell_text(row[status]) != "ok") continue;
     const auto v = number_in(row[value]);
     if (!v) continue;
-    cells[{k, index_of(col_values, row[col], same_cell)}] = *v;
+    cells.values[{k, index_in(cells.col_values, row[col], same_cell)}] = *v;
   }
-  std::vector<size_t> order(col_values.size());
+  return cells;
+}
+
+// One pivot row's cells in column order; speedup and efficiency against the row's first
+// measured column.
+std::vector<Cell> pivot_row(const PivotCells& cells, size_t k, const std::vector<size_t>& order,
+                            const Pivot& request, bool derived) {
+  std::vector<Cell> row = cells.keys[k];
+  std::optional<double> base, base_col;
+  for (size_t i : order) {
+    const auto it = cells.values.find({k, i});
+    if (it != cells.values.end()) {
+      base = it->second;
+      base_col = number_in(cells.col_values[i]);
+      break;
+    }
+  }
+  for (size_t i : order) {
+    const auto it = cells.values.find({k, i});
+    if (it == cells.values.end()) {
+      row.push_back(Cell{});
+      continue;
+    }
+    double v = it->second;
+    if (derived) v /= *base;
+    if (request.value == "efficiency") {
+      const auto here = number_in(cells.col_values[i]);
+      if (!here || !base_col || *base_col <= 0) {
+        throw core::UsageError(
+            "--value efficiency needs numeric columns (threads, world_size, "
+            "batch_size), and --cols " +
+            request.cols + " has '" + cell_text(cells.col_values[i]) + "'");
+      }
+      v /= *here / *base_col;
+    }
+    row.push_back(v);
+  }
+  return row;
+}
+
+}  // namespace
+
+Table pivot(const Table& points, const Pivot& request) {
+  if (request.rows.empty()) throw core::UsageError("--rows names no column");
+  const bool derived = request.value == "speedup" || request.value == "efficiency";
+  const PivotCells cells = collect_cells(points, request, derived);
+  std::vector<size_t> order(cells.col_values.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return column_order(col_values[a], col_values[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return column_order(cells.col_values[a], cells.col_values[b]);
+  });
 
   Table t{"pivot", "", request.rows, {}};
-  for (size_t i : order) t.columns.push_back(request.cols + "=" + cell_text(col_values[i]));
-  for (size_t k = 0; k < keys.size(); ++k) {
-    std::vector<Cell> row = keys[k];
-    // speedup and efficiency are against the row's first measured column
-    std::optional<double> base, base_col;
-    for (size_t i : order) {
-      const auto it = cells.find({k, i});
-      if (it != cells.end()) {
-        base = it->second;
-        base_col = number_in(col_values[i]);
-        break;
-      }
-    }
-    for (size_t i : order) {
-      const auto it = cells.find({k, i});
-      if (it == cells.end()) {
-        row.push_back(Cell{});
-        continue;
-      }
-      double v = it->second;
-      if (derived) v /= *base;
-      if (request.value == "efficiency") {
-        const auto here = number_in(col_values[i]);
-        if (!here || !base_col || *base_col <= 0) {
-          throw core::UsageError(
-              "--value efficiency needs numeric columns (threads, world_size, "
-              "batch_size), and --cols " +
-              request.cols + " has '" + cell_text(col_values[i]) + "'");
-        }
-        v /= *here / *base_col;
-      }
-      row.push_back(v);
-    }
-    t.rows.push_back(std::move(row));
+  for (size_t i : order) t.columns.push_back(request.cols + "=" + cell_text(cells.col_values[i]));
+  for (size_t k = 0; k < cells.keys.size(); ++k) {
+    t.rows.push_back(pivot_row(cells, k, order, request, derived));
   }
   t.title =
       request.value + " by " + core::join(request.rows, ", ") + " and " + request.cols +

@@ -90,8 +90,14 @@ Axis log2_axis(Range range, double from, double to) {
   return axis;
 }
 
-void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double top,
-                const std::map<std::string, size_t>& colour_of) {
+// A plot's frame: the corners of its drawing area and its axes.
+struct PlotArea {
+  double x0, x1, y0, y1;  // left, right, bottom, top
+  Axis x, y;
+  bool empty;  // no finite value to draw
+};
+
+PlotArea plot_area(const Chart& chart, double left, double top) {
   const double x0 = left + kLeft, x1 = left + kChartWidth - kRight;
   const double y0 = top + kChartHeight - kBottom, y1 = top + kTop;
   Range xs, ys;
@@ -106,11 +112,13 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
   if (chart.y_from_zero && !ys.empty()) ys.add(0);
   const Axis x = chart.log_x && !xs.empty() ? log2_axis(xs, x0, x1) : linear_axis(xs, x0, x1, 6);
   const Axis y = linear_axis(ys, y0, y1, 5);
+  return {x0, x1, y0, y1, x, y, xs.empty()};
+}
 
-  svg << "<g>\n<text x=\"" << fixed(left + kChartWidth / 2) << "\" y=\"" << fixed(top + 22)
-      << "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
-      << xml_escaped(chart.title) << "</text>\n";
-  // grid and ticks
+// The grid, the ticks and their values.
+void draw_grid(std::ostringstream& svg, const PlotArea& area) {
+  const double x0 = area.x0, x1 = area.x1, y0 = area.y0, y1 = area.y1;
+  const Axis &x = area.x, &y = area.y;
   for (double t : y.ticks) {
     const double py = y.at(t);
     svg << "<line x1=\"" << fixed(x0) << "\" y1=\"" << fixed(py) << "\" x2=\"" << fixed(x1)
@@ -129,7 +137,12 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
         << "\" text-anchor=\"middle\" font-size=\"11\">"
         << xml_escaped(tick_text(t, x.log ? std::min(1.0, t) : x.spacing)) << "</text>\n";
   }
-  // axes and their labels
+}
+
+// The axes, their labels, and "no values" on an empty chart.
+void draw_axes(std::ostringstream& svg, const Chart& chart, const PlotArea& area, double left) {
+  const double x0 = area.x0, x1 = area.x1, y0 = area.y0, y1 = area.y1;
+  const Axis &x = area.x, &y = area.y;
   svg << "<polyline points=\"" << fixed(x0) << "," << fixed(y1) << " " << fixed(x0) << ","
       << fixed(y0) << " " << fixed(x1) << "," << fixed(y0)
       << "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1\"/>\n"
@@ -138,11 +151,17 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
       << "<text transform=\"translate(" << fixed(left + 16) << "," << fixed((y0 + y1) / 2)
       << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" << xml_escaped(chart.y_label)
       << "</text>\n";
-  if (xs.empty()) {
+  if (area.empty) {
     svg << "<text x=\"" << fixed((x0 + x1) / 2) << "\" y=\"" << fixed((y0 + y1) / 2)
         << "\" text-anchor=\"middle\" font-size=\"12\" fill=\"#666666\">no values</text>\n";
   }
-  // the lines, and a dot on every point of a line with few of them
+}
+
+// The lines, and a dot on every point of a line with few of them.
+void draw_lines(std::ostringstream& svg, const Chart& chart, const PlotArea& area,
+                const std::map<std::string, size_t>& colour_of) {
+  const auto& x = area.x;
+  const auto& y = area.y;
   for (const auto& line : chart.lines) {
     const char* colour = kColours[colour_of.at(line.label) % kColourCount];
     std::ostringstream path;
@@ -173,6 +192,17 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
       }
     }
   }
+}
+
+void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double top,
+                const std::map<std::string, size_t>& colour_of) {
+  const PlotArea area = plot_area(chart, left, top);
+  svg << "<g>\n<text x=\"" << fixed(left + kChartWidth / 2) << "\" y=\"" << fixed(top + 22)
+      << "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
+      << xml_escaped(chart.title) << "</text>\n";
+  draw_grid(svg, area);
+  draw_axes(svg, chart, area, left);
+  draw_lines(svg, chart, area, colour_of);
   svg << "</g>\n";
 }
 

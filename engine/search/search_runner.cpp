@@ -157,101 +157,80 @@ io::SearchTrialRecord record_of(const Trial& trial) {
   return r;
 }
 
-SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::SearchFile& file,
-                         const ProgressSink& progress) {
-  const SearcherConfig& config = searcher.config();
-  const SearchSpace& space = searcher.space();
-  std::vector<Running> running;
-  SearchOutcome outcome;
-  const auto finish_job = [&](Running& r, int code) {
-    Trial& trial = searcher.trial(r.job.trial);
-    if (trial.run_file.empty()) trial.run_file = find_run_file(trial_folder(command, trial.id));
-    if (code == 0) {
-      const double metric = searched_metric(io::read_run_file(trial.run_file), config.metric);
-      searcher.finished(r.job, metric);
-      // in the search file before it is said: a search killed right after the line resumes
-      // without running this rung again
-      record(file, searcher, trial);
-      const auto best = searcher.best();
-      progress("trial " + std::to_string(trial.id) + " finished rung " +
-               std::to_string(r.job.rung) + ": " + config.metric + " " +
-               core::number_string(metric) + " (" + std::to_string(searcher.trials().size()) +
-               " of " + std::to_string(searcher.planned_trials()) + " trials started, " +
-               std::to_string(searcher.running()) + " training" +
-               (best ? "; best: trial " + std::to_string(*best) + ", " +
-                           core::number_string(search::metric_of(searcher.trial(*best)))
-                     : "") +
-               ")");
-      return;
-    } else if (r.timed_out) {  // not restarted: it would run out of time again
-      const std::string reason = "timed out after " +
-                                 core::number_string(command.trial_timeout_seconds) +
-                                 " s (--trial_timeout)";
-      searcher.failed(r.job, reason);
-      record(file, searcher, trial);
-      progress("trial " + std::to_string(trial.id) + " failed: " + reason);
-      return;
-    } else if (code == 130 || code == 143 || outcome.interrupted) {
-      // stopped by Ctrl-C with the search: --resume continues it from its checkpoint
-      trial.status = "interrupted";
-    } else if (trial.restarts < config.max_restarts) {
-      ++trial.restarts;
-      const std::string reason = failure_reason(r.log);
-      progress("trial " + std::to_string(trial.id) + " failed (" + reason + "); restart " +
-               std::to_string(trial.restarts) + " of " + std::to_string(config.max_restarts));
-      trial.reason = reason;
-      record(file, searcher, trial);
-      prepare_folder(trial, trial_folder(command, trial.id));
-      running.push_back(Running{
-          r.job, start_trial(trial_argv(trial, r.job, command, config, space), r.log), r.log});
-      return;
-    } else {
-      const std::string reason = failure_reason(r.log);
-      searcher.failed(r.job, reason);
-      record(file, searcher, trial);
-      progress("trial " + std::to_string(trial.id) + " failed: " + reason);
-      return;
-    }
-    record(file, searcher, trial);
-  };
+namespace {
 
-  for (;;) {
-    while (!outcome.interrupted &&
-           static_cast<int64_t>(running.size()) < config.max_concurrent_trials) {
-      const auto job = searcher.next();
+// One search's loop: starts the searcher's jobs as trials (up to max_concurrent_trials), stops
+// them on Ctrl-C or past --trial_timeout, and settles each finished one.
+class SearchRun {
+ public:
+  SearchRun(Searcher& searcher, const TrialCommand& command, io::SearchFile& file,
+            const ProgressSink& progress)
+      : searcher_(searcher),
+        config_(searcher.config()),
+        space_(searcher.space()),
+        command_(command),
+        file_(file),
+        progress_(progress) {}
+
+  SearchOutcome run() {
+    for (;;) {
+      start_jobs();
+      if (running_.empty()) break;
+      stop_on_interrupt();
+      stop_late_trials();
+      if (!settle_ended()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!outcome_.interrupted) {
+      searcher_.close();
+      for (const auto& t : searcher_.trials()) record(file_, searcher_, t);
+    }
+    return outcome_;
+  }
+
+ private:
+  void start(const Job& job, Trial& trial, const std::string& log) {
+    running_.push_back(
+        Running{job, start_trial(trial_argv(trial, job, command_, config_, space_), log), log});
+  }
+
+  void start_jobs() {
+    while (!outcome_.interrupted &&
+           static_cast<int64_t>(running_.size()) < config_.max_concurrent_trials) {
+      const auto job = searcher_.next();
       if (!job) break;
-      Trial& trial = searcher.trial(job->trial);
-      const std::string folder = trial_folder(command, trial.id);
+      Trial& trial = searcher_.trial(job->trial);
+      const std::string folder = trial_folder(command_, trial.id);
       prepare_folder(trial, folder);
       const std::string log = (fs::path(folder) / "train.log").string();
-      progress("trial " + std::to_string(trial.id) +
-               (job->rung == 0 ? " started: " + describe(trial.hparams, space)
-                               : " promoted to rung " + std::to_string(job->rung)) +
-               (job->length > 0
-                    ? " (" + std::to_string(job->length) + " " +
-                          (job->length == 1 ? config.unit.substr(0, config.unit.size() - 1)
-                                            : config.unit) +
-                          ")"
-                    : ""));
-      record(file, searcher, trial);
-      running.push_back(
-          Running{*job, start_trial(trial_argv(trial, *job, command, config, space), log), log});
+      const std::string unit =
+          job->length == 1 ? config_.unit.substr(0, config_.unit.size() - 1) : config_.unit;
+      progress_("trial " + std::to_string(trial.id) +
+                (job->rung == 0 ? " started: " + describe(trial.hparams, space_)
+                                : " promoted to rung " + std::to_string(job->rung)) +
+                (job->length > 0 ? " (" + std::to_string(job->length) + " " + unit + ")" : ""));
+      record(file_, searcher_, trial);
+      start(*job, trial, log);
     }
-    if (running.empty()) break;
-    if (const int signal = core::pending_interrupt(); signal && !outcome.interrupted) {
-      outcome.interrupted = true;
-      outcome.signal = signal;
-      progress("stopping: each running trial saves a checkpoint; engine search --resume continues");
-      for (auto& r : running) {
-        r.process->signal(SIGINT);
-        r.stop_asked = Clock::now();
-      }
+  }
+
+  void stop_on_interrupt() {
+    const int signal = core::pending_interrupt();
+    if (!signal || outcome_.interrupted) return;
+    outcome_.interrupted = true;
+    outcome_.signal = signal;
+    progress_("stopping: each running trial saves a checkpoint; engine search --resume continues");
+    for (auto& r : running_) {
+      r.process->signal(SIGINT);
+      r.stop_asked = Clock::now();
     }
-    for (auto& r : running) {
-      const double limit = command.trial_timeout_seconds;
+  }
+
+  void stop_late_trials() {
+    for (auto& r : running_) {
+      const double limit = command_.trial_timeout_seconds;
       if (limit > 0 && !r.stop_asked && seconds_since(r.started) > limit) {
-        progress("trial " + std::to_string(r.job.trial) + " ran past --trial_timeout " +
-                 core::number_string(limit) + " s: stopping it");
+        progress_("trial " + std::to_string(r.job.trial) + " ran past --trial_timeout " +
+                  core::number_string(limit) + " s: stopping it");
         r.process->signal(SIGTERM);
         r.stop_asked = Clock::now();
         r.grace = std::min(kStopGrace, limit);
@@ -261,25 +240,90 @@ SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::Se
         r.killed = true;
       }
     }
+  }
+
+  // Settles every trial that has ended; false when none had.
+  bool settle_ended() {
     bool any = false;
-    for (size_t i = 0; i < running.size();) {
-      const auto code = running[i].process->poll();
-      if (!code) {
+    for (size_t i = 0; i < running_.size();) {
+      const auto end = running_[i].process->poll();
+      if (!end) {
         ++i;
         continue;
       }
       any = true;
-      Running done = std::move(running[i]);
-      running.erase(running.begin() + static_cast<long>(i));
-      finish_job(done, code->code());
+      Running done = std::move(running_[i]);
+      running_.erase(running_.begin() + static_cast<long>(i));
+      settle(done, end->code());
     }
-    if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return any;
   }
-  if (!outcome.interrupted) {
-    searcher.close();
-    for (const auto& t : searcher.trials()) record(file, searcher, t);
+
+  void settle(Running& r, int code) {
+    Trial& trial = searcher_.trial(r.job.trial);
+    if (trial.run_file.empty()) trial.run_file = find_run_file(trial_folder(command_, trial.id));
+    if (code == 0) return finished(r, trial);
+    if (r.timed_out) {  // not restarted: it would run out of time again
+      return failed(r, trial,
+                    "timed out after " + core::number_string(command_.trial_timeout_seconds) +
+                        " s (--trial_timeout)");
+    }
+    if (code == 130 || code == 143 || outcome_.interrupted) {
+      // stopped by Ctrl-C with the search: --resume continues it from its checkpoint
+      trial.status = "interrupted";
+      record(file_, searcher_, trial);
+      return;
+    }
+    const std::string reason = failure_reason(r.log);
+    if (trial.restarts >= config_.max_restarts) return failed(r, trial, reason);
+    ++trial.restarts;
+    progress_("trial " + std::to_string(trial.id) + " failed (" + reason + "); restart " +
+              std::to_string(trial.restarts) + " of " + std::to_string(config_.max_restarts));
+    trial.reason = reason;
+    record(file_, searcher_, trial);
+    prepare_folder(trial, trial_folder(command_, trial.id));
+    start(r.job, trial, r.log);
   }
-  return outcome;
+
+  void finished(const Running& r, const Trial& trial) {
+    const double metric = searched_metric(io::read_run_file(trial.run_file), config_.metric);
+    searcher_.finished(r.job, metric);
+    // in the search file before it is said: a search killed right after the line resumes
+    // without running this rung again
+    record(file_, searcher_, trial);
+    const auto best = searcher_.best();
+    progress_("trial " + std::to_string(trial.id) + " finished rung " + std::to_string(r.job.rung) +
+              ": " + config_.metric + " " + core::number_string(metric) + " (" +
+              std::to_string(searcher_.trials().size()) + " of " +
+              std::to_string(searcher_.planned_trials()) + " trials started, " +
+              std::to_string(searcher_.running()) + " training" +
+              (best ? "; best: trial " + std::to_string(*best) + ", " +
+                          core::number_string(search::metric_of(searcher_.trial(*best)))
+                    : "") +
+              ")");
+  }
+
+  void failed(const Running& r, const Trial& trial, const std::string& reason) {
+    searcher_.failed(r.job, reason);
+    record(file_, searcher_, trial);
+    progress_("trial " + std::to_string(trial.id) + " failed: " + reason);
+  }
+
+  Searcher& searcher_;
+  const SearcherConfig& config_;
+  const SearchSpace& space_;
+  const TrialCommand& command_;
+  io::SearchFile& file_;
+  const ProgressSink& progress_;
+  std::vector<Running> running_;
+  SearchOutcome outcome_;
+};
+
+}  // namespace
+
+SearchOutcome run_search(Searcher& searcher, const TrialCommand& command, io::SearchFile& file,
+                         const ProgressSink& progress) {
+  return SearchRun(searcher, command, file, progress).run();
 }
 
 }  // namespace engine::search

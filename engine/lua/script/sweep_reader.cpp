@@ -357,18 +357,10 @@ size_t nth_item(const std::string& text, size_t at, size_t n) {
 
 }  // namespace
 
-bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
-  lua_State* L = runtime.state();
-  StackGuard guard(L);
-  runtime.run_file(path, 1);
-  if (!lua_istable(L, -1)) {
-    throw core::ScriptError(path + ": a benchmark sweep must return a table (got " +
-                            type_name(L, -1) + ")");
-  }
-  const int sweep = lua_gettop(L);
-  Reader reader(runtime, path);
-  reader.check_fields(sweep, "the returned table", kSweepFields);
-  bench::SweepSpec spec;
+namespace {
+
+// kind (must be 'benchmark' when given), name (else the file's stem), description.
+void read_sweep_header(lua_State* L, int sweep, const std::string& path, bench::SweepSpec& spec) {
   raw_get(L, sweep, "kind");
   if (!lua_isnil(L, -1) &&
       !(lua_type(L, -1) == LUA_TSTRING && std::string(lua_tostring(L, -1)) == "benchmark")) {
@@ -386,11 +378,10 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
                             ")");
   }
   lua_pop(L, 1);
+}
 
-  raw_get(L, sweep, "parameters");
-  spec.parameters = reader.params_at(-1, "parameters");
-  lua_pop(L, 1);
-
+// variables = {batch_size = {32, 64}, ...}
+void read_sweep_variables(lua_State* L, int sweep, Reader& reader, bench::SweepSpec& spec) {
   raw_get(L, sweep, "variables");
   if (!lua_isnil(L, -1)) {
     reader.check_table(-1, "variables");
@@ -408,7 +399,11 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
     }
   }
   lua_pop(L, 1);
+}
 
+// order = {'model', 'batch_size'}: the variables' loop order, outermost first
+void read_sweep_order(lua_State* L, int sweep, const std::string& path, Reader& reader,
+                      bench::SweepSpec& spec) {
   raw_get(L, sweep, "order");
   if (!lua_isnil(L, -1)) {
     reader.check_table(-1, "order");
@@ -421,7 +416,11 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
     });
   }
   lua_pop(L, 1);
+}
 
+// extensions = {{condition = ..., parameters = ..., cases = ...}, ...}; where = function(point)
+void read_sweep_extensions(lua_State* L, int sweep, const std::string& path, Reader& reader,
+                           bench::SweepSpec& spec) {
   raw_get(L, sweep, "extensions");
   if (!lua_isnil(L, -1)) {
     reader.check_table(-1, "extensions");
@@ -439,7 +438,29 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
                             type_name(L, -1));
   }
   lua_pop(L, 1);
+}
 
+}  // namespace
+
+bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
+  lua_State* L = runtime.state();
+  StackGuard guard(L);
+  runtime.run_file(path, 1);
+  if (!lua_istable(L, -1)) {
+    throw core::ScriptError(path + ": a benchmark sweep must return a table (got " +
+                            type_name(L, -1) + ")");
+  }
+  const int sweep = lua_gettop(L);
+  Reader reader(runtime, path);
+  reader.check_fields(sweep, "the returned table", kSweepFields);
+  bench::SweepSpec spec;
+  read_sweep_header(L, sweep, path, spec);
+  raw_get(L, sweep, "parameters");
+  spec.parameters = reader.params_at(-1, "parameters");
+  lua_pop(L, 1);
+  read_sweep_variables(L, sweep, reader, spec);
+  read_sweep_order(L, sweep, path, reader, spec);
+  read_sweep_extensions(L, sweep, path, reader, spec);
   const auto text = std::make_shared<std::string>(read_text(path));
   spec.locate = [path, text](const std::string& section, const std::string& key) {
     return locate_in_script(path, *text, section, key);
