@@ -1,4 +1,5 @@
 #include "engine/bench/sweep_runner.hpp"
+#include "engine/core/statuses.hpp"
 
 #include <signal.h>
 
@@ -80,10 +81,12 @@ std::string oom_skip_reason(const std::vector<OomRecord>& records, const BenchRo
          smallest->where;
 }
 
-bool keep_stored(const std::string& status, Rerun rerun) {
+bool keep_stored(core::PointStatus status, Rerun rerun) {
+  using core::PointStatus;
   if (rerun == Rerun::kAlways) return false;
-  if (rerun == Rerun::kFailed) return status == "ok";
-  return status == "ok" || status == "failed" || status == "timeout";
+  if (rerun == Rerun::kFailed) return status == PointStatus::kOk;
+  return status == PointStatus::kOk || status == PointStatus::kFailed ||
+         status == PointStatus::kTimeout;
 }
 
 // The reason given for a point whose process could not even load the engine.
@@ -131,7 +134,7 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
     fs::remove(result_path, ec);
   }
   point.details["child_seconds"] = ended.seconds;
-  if (have_result && point.row.status == "ok") return point;
+  if (have_result && point.row.status == core::PointStatus::kOk) return point;
   if (have_result) {  // the child's own account of its failure, on the planned row
     BenchPoint failed;
     failed.row = planned;
@@ -143,10 +146,10 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
     return failed;
   }
   point.row = planned;
-  point.row.status = "failed";
+  point.row.status = core::PointStatus::kFailed;
   point.details["output_tail"] = ended.output;
   if (ended.timed_out) {
-    point.row.status = "timeout";
+    point.row.status = core::PointStatus::kTimeout;
     point.row.error_kind = "timeout";
     point.row.reason = "ran past --timeout " + core::number_string(o.timeout_seconds) +
                        " s; its process group was killed";
@@ -190,7 +193,7 @@ BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, con
       if (stopped) return one;
     }
     if (r == 0) merged = one;
-    if (one.row.status != "ok") {
+    if (one.row.status != core::PointStatus::kOk) {
       one.row.repeats = r + 1;
       return one;
     }
@@ -352,8 +355,8 @@ class SweepRun {
         continue;
       }
       Point params(point.parameters.begin(), point.parameters.end());
-      gone.push_back("  /points/" + std::to_string(point.row.point) + " (" + point.row.status +
-                     "): " + point_text(params));
+      gone.push_back("  /points/" + std::to_string(point.row.point) + " (" +
+                     core::name_of(point.row.status) + "): " + point_text(params));
     }
     if (gone.empty()) return;
     std::fprintf(o_.out, "%zu stored point%s no longer in the plan (kept in the file):\n",
@@ -362,7 +365,7 @@ class SweepRun {
   }
 
   // A point recorded without running: inactive or skipped, and why.
-  void record_unrun(const PlannedPoint& p, const BenchRow& planned, const std::string& status,
+  void record_unrun(const PlannedPoint& p, const BenchRow& planned, core::PointStatus status,
                     const std::string& reason, const std::string& head) {
     BenchPoint point;
     point.row = planned;
@@ -371,7 +374,7 @@ class SweepRun {
     point.parameters.insert(p.params.begin(), p.params.end());
     file_.write_point(point);
     outcome_.rows.push_back(point.row);
-    std::fprintf(o_.out, "%s: %s (%s)\n", head.c_str(), status.c_str(), reason.c_str());
+    std::fprintf(o_.out, "%s: %s (%s)\n", head.c_str(), core::name_of(status), reason.c_str());
   }
 
   void run_planned(size_t i) {
@@ -382,7 +385,8 @@ class SweepRun {
     const BenchRow planned = planned_row(p, index);
     const std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(plan_.size()) +
                              "] " + point_description(p, names_);
-    if (!p.active) return record_unrun(p, planned, "inactive", p.inactive_reason, head);
+    if (!p.active)
+      return record_unrun(p, planned, core::PointStatus::kInactive, p.inactive_reason, head);
     if (kept(p)) {
       outcome_.rows.push_back(found->row);
       ++outcome_.kept;
@@ -392,7 +396,8 @@ class SweepRun {
     }
     if (o_.oom_skip) {
       const auto reason = oom_skip_reason(ooms_, planned);
-      if (!reason.empty()) return record_unrun(p, planned, "skipped", reason, head);
+      if (!reason.empty())
+        return record_unrun(p, planned, core::PointStatus::kSkipped, reason, head);
     }
     if (o_.interrupted && o_.interrupted()) {
       outcome_.interrupted = true;
@@ -483,8 +488,8 @@ void add_scaling_efficiency(std::vector<BenchRow>& rows, const std::vector<Plann
     for (const int64_t batch : {r.batch_size, r.batch_size * r.world_size}) {
       for (size_t j = 0; j < n; ++j) {
         const auto& b = rows[j];
-        if (b.status != "ok" || b.world_size != 1 || b.batch_size != batch || !(b.throughput > 0) ||
-            scaling_key(plan[j].params) != key) {
+        if (b.status != core::PointStatus::kOk || b.world_size != 1 || b.batch_size != batch ||
+            !(b.throughput > 0) || scaling_key(plan[j].params) != key) {
           continue;
         }
         if (b.threads == r.threads) return &b;
@@ -496,7 +501,7 @@ void add_scaling_efficiency(std::vector<BenchRow>& rows, const std::vector<Plann
   };
   for (size_t i = 0; i < n; ++i) {
     auto& r = rows[i];
-    if (r.status != "ok" || r.world_size <= 1) continue;
+    if (r.status != core::PointStatus::kOk || r.world_size <= 1) continue;
     const BenchRow* b = baseline(i);
     r.scaling_efficiency =
         b ? r.throughput / (static_cast<double>(r.world_size) * b->throughput) : BenchRow::kNone;

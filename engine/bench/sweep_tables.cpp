@@ -1,4 +1,5 @@
 #include "engine/bench/sweep_tables.hpp"
+#include "engine/core/statuses.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +39,7 @@ std::string point_description(const PlannedPoint& p, const std::vector<std::stri
 }
 
 std::string point_result_line(const BenchRow& row) {
-  if (row.status == "ok") {
+  if (row.status == core::PointStatus::kOk) {
     char text[256];
     std::snprintf(text, sizeof text,
                   "ok: p50 %.3f ms, mean %.3f ms, p90 %.3f ms, %.1f samples/s, peak %.0f MiB",
@@ -60,7 +61,7 @@ std::string point_result_line(const BenchRow& row) {
     }
     return line;
   }
-  return row.status + ": " + row.reason;
+  return std::string(core::name_of(row.status)) + ": " + row.reason;
 }
 
 std::string parts_text(const BenchRow& row) {
@@ -98,14 +99,14 @@ std::string results_table(const std::vector<io::BenchRow>& rows,
   out += line;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    const bool ok = r.status == "ok";
+    const bool ok = r.status == core::PointStatus::kOk;
     auto number = [ok](double v, const char* format) {
       char text[32];
       if (!ok || std::isnan(v)) return std::string("-");
       std::snprintf(text, sizeof text, format, v);
       return std::string(text);
     };
-    std::string status = r.status;
+    std::string status = core::name_of(r.status);
     if (r.unstable) status += "*";
     const std::string setting = i < settings.size() ? settings[i] : "";
     char procs[16] = "", efficiency[24] = "";

@@ -29,6 +29,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
 #include "engine/core/seed.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/bench_file.hpp"
@@ -296,7 +297,7 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads,
   row.batch_size = o.batch_size;
   row.threads = threads;
   row.world_size = group ? group->size() : 1;
-  row.status = "ok";
+  row.status = core::PointStatus::kOk;
   const auto& s = result.summary;
   bench::record_summary(row, s);
   row.peak_resident_bytes = result.peak_resident_bytes;
@@ -413,7 +414,7 @@ std::string failure_kind_of(const std::exception& e) {
 // A point that failed with e: its status, the kind of failure, the first line and the whole.
 io::BenchPoint failed_point(const std::exception& e) {
   io::BenchPoint failed;
-  failed.row.status = "failed";
+  failed.row.status = core::PointStatus::kFailed;
   failed.row.error_kind = failure_kind_of(e);
   failed.row.reason = bench::first_line(core::describe_exception(e));
   failed.details["error"] = core::describe_exception(e);
@@ -432,7 +433,8 @@ void write_single(const std::string& path, const io::BenchPoint& point, const st
   io::BenchPoint stored = point;
   stored.row.point = file.point_count();
   file.write_point(stored);
-  file.finish(point.row.status == "ok" ? "completed" : "failed");
+  file.finish(point.row.status == core::PointStatus::kOk ? core::FileStatus::kCompleted
+                                                         : core::FileStatus::kFailed);
 }
 
 int bench_point(const std::vector<std::string>& args) {

@@ -19,6 +19,7 @@
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/statuses.hpp"
 
 namespace engine::cli {
 namespace {
@@ -157,11 +158,11 @@ int run_sweep_and_report(const std::vector<bench::PlannedPoint>& plan, io::Bench
   try {
     outcome = bench::run_sweep(plan, file, run);
   } catch (const std::exception& e) {
-    file.finish("failed", core::describe_exception(e));
+    file.finish(core::FileStatus::kFailed, core::describe_exception(e));
     throw;
   }
   std::printf("\n%s", bench::results_table(outcome.rows, outcome.settings).c_str());
-  file.finish(outcome.interrupted ? "interrupted" : "completed");
+  file.finish(outcome.interrupted ? core::FileStatus::kInterrupted : core::FileStatus::kCompleted);
   std::printf("%lld run, %lld kept from the file; results in %s\n",
               static_cast<long long>(outcome.ran), static_cast<long long>(outcome.kept),
               file.path().c_str());

@@ -8,6 +8,7 @@
 #include "engine/cli/common.hpp"
 #include "engine/core/activity.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/core/timer.hpp"
 #include "engine/train/evaluator.hpp"
 
@@ -46,12 +47,12 @@ int eval_command(const std::vector<std::string>& args) {
     }();
     writer.append_metrics(split, step, 0, clock.seconds(), metrics);
     writer.write_stop_reason("evaluated " + context.checkpoint());
-    writer.finish("completed");
+    writer.finish(core::FileStatus::kCompleted);
     std::printf("%s of %s (step %lld):\n", split.c_str(), context.checkpoint().c_str(),
                 static_cast<long long>(step));
     for (const auto& [name, value] : metrics) std::printf("  %-20s %.6g\n", name.c_str(), value);
   } catch (const std::exception& e) {
-    writer.finish("failed", core::describe_exception(e));
+    writer.finish(core::FileStatus::kFailed, core::describe_exception(e));
     throw;
   }
   std::printf("run file: %s\n", writer.path().c_str());

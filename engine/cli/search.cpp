@@ -15,6 +15,7 @@
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/io/search_file.hpp"
 #include "engine/report/reports.hpp"
@@ -138,11 +139,11 @@ int run_search_and_report(search::Searcher& searcher, const search::TrialCommand
         std::fflush(stdout);
       });
     } catch (const std::exception& e) {
-      file.finish("failed", core::describe_exception(e));
+      file.finish(core::FileStatus::kFailed, core::describe_exception(e));
       throw;
     }
   }
-  file.finish(outcome.interrupted ? "interrupted" : "completed");
+  file.finish(outcome.interrupted ? core::FileStatus::kInterrupted : core::FileStatus::kCompleted);
   const std::string path = file.path();
   report::ReportRequest request;
   request.inputs = {path};
@@ -151,8 +152,9 @@ int run_search_and_report(search::Searcher& searcher, const search::TrialCommand
   std::printf("search file: %s\nshow it: engine report %s\n", path.c_str(), path.c_str());
   const auto& trials = searcher.trials();
   const bool all_failed =
-      !trials.empty() &&
-      std::all_of(trials.begin(), trials.end(), [](const auto& t) { return t.status == "failed"; });
+      !trials.empty() && std::all_of(trials.begin(), trials.end(), [](const auto& t) {
+        return t.status == core::TrialStatus::kFailed;
+      });
   if (all_failed && !outcome.interrupted) {
     throw core::TrainingError("every trial of the search failed (" + std::to_string(trials.size()) +
                               "); trial " + std::to_string(trials.front().id) + ": " +

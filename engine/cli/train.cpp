@@ -14,6 +14,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/nn/describe.hpp"
@@ -181,7 +182,7 @@ train::TrainResult train_recorded(run::RunContext& context, distributed::Group* 
   } catch (const core::Interrupted& e) {
     console.finish_line();
     writer.write_stop_reason(e.what());
-    writer.finish("interrupted");
+    writer.finish(core::FileStatus::kInterrupted);
     std::fprintf(stderr, "run file (interrupted): %s\nresume with: %s\n", writer.path().c_str(),
                  resume_command(context.request(), writer.path()).c_str());
     throw;
@@ -189,7 +190,7 @@ train::TrainResult train_recorded(run::RunContext& context, distributed::Group* 
     console.finish_line();
     const std::string message = core::describe_exception(e);
     writer.write_stop_reason("failed: " + message);
-    writer.finish("failed", message);
+    writer.finish(core::FileStatus::kFailed, message);
     std::fprintf(stderr, "run file (failed): %s\nshow it: engine report %s\n",
                  writer.path().c_str(), writer.path().c_str());
     throw;
@@ -222,7 +223,7 @@ int lead(run::RunContext& context, distributed::Group* group, const std::string&
   recorder.attach(writer);
   const auto result = train_recorded(context, group, trainer, make_trainer, console, writer);
   writer.write_stop_reason(result.stop_reason);
-  writer.finish("completed");
+  writer.finish(core::FileStatus::kCompleted);
   if (!quiet) console.print_result(result);
   std::printf("run file: %s\nshow it: engine report %s\n", writer.path().c_str(),
               writer.path().c_str());

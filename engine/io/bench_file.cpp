@@ -91,7 +91,7 @@ Record record_of(const BenchRow& r) {
                 r.batch_size,
                 r.world_size,
                 r.threads,
-                r.status.c_str(),
+                core::name_of(r.status),
                 r.reason.c_str(),
                 r.num_batches,
                 r.mean_ms,
@@ -129,7 +129,7 @@ std::map<std::string, h5::Attribute> row_attributes(const BenchRow& r) {
           {"world_size", r.world_size},
           {"threads", r.threads},
           {"num_batches", r.num_batches},
-          {"status", r.status},
+          {"status", std::string(core::name_of(r.status))},
           {"reason", r.reason},
           {"error_kind", r.error_kind},
           {"mean_ms", r.mean_ms},
@@ -174,7 +174,13 @@ BenchRow row_from(const std::map<std::string, h5::Attribute>& a) {
   r.world_size = pick<int64_t>(a, "world_size", 1);
   r.threads = pick<int64_t>(a, "threads", 0);
   r.num_batches = pick<int64_t>(a, "num_batches", 0);
-  r.status = pick<std::string>(a, "status", "");
+  const std::string status = pick<std::string>(a, "status", "");
+  const auto known = core::point_status(status);
+  if (!known) {
+    throw core::DataError("point " + std::to_string(r.point) + " has the status '" + status +
+                          "', not one of ok, failed, timeout, skipped, inactive");
+  }
+  r.status = *known;
   r.reason = pick<std::string>(a, "reason", "");
   r.error_kind = pick<std::string>(a, "error_kind", "");
   r.mean_ms = pick<double>(a, "mean_ms", BenchRow::kNone);
@@ -321,7 +327,7 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   if (!info.description.empty()) h5::write_attribute(root, "description", info.description);
   h5::write_attribute(root, "command", info.command);
   h5::write_attribute(root, "script", info.script_path);
-  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "status", std::string(core::name_of(core::FileStatus::kRunning)));
   write_attributes(root, info.machine);
   h5::remove(root, "script");
   auto script = h5::write_string_dataset(root, "script", info.script_text);
@@ -334,7 +340,8 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(pat
   } else {
     h5::publish_staged_file(root, path_);
   }
-  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
+  room_ = core::take_disk_room(
+      path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
 }
 
 BenchFile::~BenchFile() {
@@ -407,8 +414,8 @@ void BenchFile::write_row(const BenchRow& row) {
   }
 }
 
-void BenchFile::finish(const std::string& status, const std::string& error) {
-  h5::write_attribute(file_.get(), "status", status);
+void BenchFile::finish(core::FileStatus status, const std::string& error) {
+  h5::write_attribute(file_.get(), "status", std::string(core::name_of(status)));
   h5::write_attribute(file_.get(), "finished_at", iso_timestamp());
   if (!error.empty()) h5::write_attribute(file_.get(), "error", error);
   h5::flush(file_.get(), path_);

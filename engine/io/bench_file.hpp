@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/disk_room.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/hdf5.hpp"
 
 namespace engine::io {
@@ -24,7 +25,7 @@ struct BenchRow {
   std::string batch_family;  // the same hash without batch_size
   std::string model, phase, device, dtype;
   int64_t batch_size = 0, world_size = 1, threads = 0, num_batches = 0;
-  std::string status;      // ok | failed | timeout | skipped | inactive
+  core::PointStatus status = core::PointStatus::kFailed;  // set before the row is written
   std::string reason;      // why it is not ok: the error's first line, the skip's cause
   std::string error_kind;  // oom | error | crash | timeout, or empty
   double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
@@ -99,7 +100,7 @@ class BenchFile {
   // completed | failed | interrupted; sets finished_at (and error, when not empty) and flushes.
   // Writes go through disk room taken before each point (core::DiskRoom): a full disk is an
   // IoError before the point is written, and finish uses what is left of the room.
-  void finish(const std::string& status, const std::string& error = {});
+  void finish(core::FileStatus status, const std::string& error = {});
   const std::string& path() const { return path_; }
 
  private:

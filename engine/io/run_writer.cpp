@@ -99,7 +99,7 @@ void write_origin(hid_t root, int64_t format_version, const std::string& name,
   h5::write_attribute(root, "command", command);
   h5::write_attribute(root, "script", script_path);
   h5::write_attribute(root, "started_at", iso_timestamp());
-  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "status", std::string(core::name_of(core::FileStatus::kRunning)));
 }
 
 RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path) {
@@ -128,7 +128,8 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   metrics_ = h5::create_group(root, "metrics");
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
-  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
+  room_ = core::take_disk_room(
+      path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
   flush();
 }
 
@@ -152,7 +153,7 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
                                  const std::string& command, const Segment& segment) {
   file_ = h5::open_staged_copy(path_);
   const hid_t root = file_.get();
-  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "status", std::string(core::name_of(core::FileStatus::kRunning)));
   h5::write_attribute(root, "resumed_at", iso_timestamp());
   h5::write_attribute(root, "resume_command", command);
   const int64_t resumes =
@@ -171,7 +172,8 @@ void RunWriter::continue_in_copy(const std::map<std::string, int64_t>& rows_kept
   }
   h5::publish_staged_file(root, path_);
   remember_identity(path_, &device_, &inode_);
-  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
+  room_ = core::take_disk_room(
+      path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
   flush();
 }
 
@@ -382,9 +384,9 @@ void RunWriter::write_waiting_rows() {
   waiting_ = 0;
 }
 
-void RunWriter::finish(const std::string& status, const std::string& error) {
+void RunWriter::finish(core::FileStatus status, const std::string& error) {
   const hid_t root = file_.get();
-  h5::write_attribute(root, "status", status);
+  h5::write_attribute(root, "status", std::string(core::name_of(status)));
   h5::write_attribute(root, "finished_at", iso_timestamp());
   h5::write_attribute(root, "peak_resident_bytes", core::peak_resident_bytes());
   if (!error.empty()) h5::write_attribute(root, "error", error);

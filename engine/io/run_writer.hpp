@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/core/disk_room.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/hparam.hpp"
 
@@ -98,7 +99,7 @@ class RunWriter {
   // Why the run stopped ("finished 3 epochs", "early stopping: ...", "interrupted by SIGINT").
   void write_stop_reason(const std::string& reason);
   // status: completed | failed | interrupted. Sets finished_at; error is stored when non-empty.
-  void finish(const std::string& status, const std::string& error = {});
+  void finish(core::FileStatus status, const std::string& error = {});
   // Writes the waiting rows and flushes the file now. Disk room for the flush is taken first
   // (core::DiskRoom): when there is none, an IoError with the system's reason, the file holding
   // every row of the flushes before; the writer's last flushes (finish) then use what is left.

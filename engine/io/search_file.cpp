@@ -76,7 +76,8 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
   h5::write_attribute(script.get(), "sha256", core::sha256_hex(info.script_text));
   trials_ = h5::create_group(root, "trials");
   h5::publish_staged_file(root, path_);
-  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
+  room_ = core::take_disk_room(
+      path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
 }
 
 SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {
@@ -91,10 +92,11 @@ SearchFile::SearchFile(const std::string& path, const std::string& command) : pa
   h5::write_attribute(root, "resumes", resumes + 1);
   h5::write_attribute(root, "resumed_at", iso_timestamp());
   h5::write_attribute(root, "resume_command", command);
-  h5::write_attribute(root, "status", std::string("running"));
+  h5::write_attribute(root, "status", std::string(core::name_of(core::FileStatus::kRunning)));
   trials_ = h5::open_group(root, "trials");
   h5::flush(root, path_);
-  room_ = core::take_disk_room(path_, [this](const std::string& why) { finish("failed", why); });
+  room_ = core::take_disk_room(
+      path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
 }
 
 void SearchFile::write_trial(const SearchTrialRecord& trial) {
@@ -104,7 +106,7 @@ void SearchFile::write_trial(const SearchTrialRecord& trial) {
   auto group = h5::create_group(trials_.get(), name);
   const hid_t g = group.get();
   h5::write_attribute(g, "id", trial.id);
-  h5::write_attribute(g, "status", trial.status);
+  h5::write_attribute(g, "status", std::string(core::name_of(trial.status)));
   h5::write_attribute(g, "rung", trial.rung);
   h5::write_attribute(g, "restarts", trial.restarts);
   h5::write_attribute(g, "run_file", trial.run_file);
@@ -131,9 +133,9 @@ void SearchFile::write_best(const SearchBest& best) {
   h5::flush(root, path_);
 }
 
-void SearchFile::finish(const std::string& status, const std::string& error) {
+void SearchFile::finish(core::FileStatus status, const std::string& error) {
   const hid_t root = file_.get();
-  h5::write_attribute(root, "status", status);
+  h5::write_attribute(root, "status", std::string(core::name_of(status)));
   h5::write_attribute(root, "finished_at", iso_timestamp());
   if (!error.empty()) h5::write_attribute(root, "error", error);
   h5::flush(root, path_);
@@ -172,7 +174,14 @@ SearchContents read_search_file(const std::string& path) {
       const hid_t g = group.get();
       SearchTrialRecord t;
       t.id = h5::read_int_attribute(g, "id");
-      t.status = text_attribute(g, "status");
+      const std::string status = text_attribute(g, "status");
+      const auto known = core::trial_status(status);
+      if (!known) {
+        throw core::DataError("trial " + std::to_string(t.id) + " has the status '" + status +
+                              "', not one of running, paused, completed, stopped, failed, "
+                              "interrupted");
+      }
+      t.status = *known;
       t.rung = h5::read_int_attribute(g, "rung");
       t.restarts = h5::read_int_attribute(g, "restarts");
       t.run_file = text_attribute(g, "run_file");

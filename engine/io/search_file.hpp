@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/disk_room.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/hparam.hpp"
 #include "engine/io/result_file.hpp"
@@ -21,7 +22,7 @@ namespace engine::io {
 struct SearchTrialRecord {
   int64_t id = 0;
   std::map<std::string, HParam> hparams;
-  std::string status;  // running | paused | completed | stopped | failed
+  core::TrialStatus status = core::TrialStatus::kRunning;
   int64_t rung = 0;
   std::vector<double> rung_metrics;  // the searched metric at the end of each finished rung
   int64_t restarts = 0;
@@ -67,7 +68,7 @@ class SearchFile {
   // status: completed | failed | interrupted; sets finished_at (and error, when not empty).
   // Writes go through disk room taken before each trial (core::DiskRoom): a full disk is an
   // IoError before the trial is written, and finish uses what is left of the room.
-  void finish(const std::string& status, const std::string& error = {});
+  void finish(core::FileStatus status, const std::string& error = {});
   const std::string& path() const { return path_; }
 
  private:

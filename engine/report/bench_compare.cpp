@@ -1,4 +1,5 @@
 #include "engine/report/bench_compare.hpp"
+#include "engine/core/statuses.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -75,10 +76,11 @@ Table compare_benchmarks(const io::BenchContents& before, const io::BenchContent
     }
     matched[it->first] = true;
     const auto& b = *it->second;
-    if (b.row.status != "ok" || p.row.status != "ok") {
-      row.insert(row.end(),
-                 {b.row.p50_ms, p.row.p50_ms, Cell{}, b.row.throughput, p.row.throughput, Cell{},
-                  Cell{}, std::string("not ok: ") + b.row.status + " -> " + p.row.status});
+    if (b.row.status != core::PointStatus::kOk || p.row.status != core::PointStatus::kOk) {
+      row.insert(row.end(), {b.row.p50_ms, p.row.p50_ms, Cell{}, b.row.throughput, p.row.throughput,
+                             Cell{}, Cell{},
+                             std::string("not ok: ") + core::name_of(b.row.status) + " -> " +
+                                 core::name_of(p.row.status)});
       t.rows.push_back(std::move(row));
       continue;
     }

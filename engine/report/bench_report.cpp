@@ -98,7 +98,7 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
                             r.batch_size,
                             r.world_size,
                             r.threads,
-                            r.status,
+                            std::string(core::name_of(r.status)),
                             r.p50_ms,
                             r.mean_ms,
                             r.p90_ms,

@@ -74,7 +74,7 @@ Table leaderboard(const std::vector<io::SearchContents>& searches) {
   for (const auto& r : ranked(searches)) {
     std::vector<Cell> row{std::isnan(r.metric) ? Cell{} : Cell{++rank}};
     if (searches.size() > 1) row.push_back(r.file->path);
-    row.insert(row.end(), {r.trial->id, r.trial->status, r.trial->rung,
+    row.insert(row.end(), {r.trial->id, std::string(core::name_of(r.trial->status)), r.trial->rung,
                            std::isnan(r.metric) ? Cell{} : Cell{r.metric}});
     for (const auto& name : names) {
       const auto it = r.trial->hparams.find(name);
@@ -82,7 +82,7 @@ Table leaderboard(const std::vector<io::SearchContents>& searches) {
     }
     row.insert(row.end(), {r.trial->restarts, r.trial->reason, r.trial->run_file});
     t.rows.push_back(std::move(row));
-    ++statuses[r.trial->status];
+    ++statuses[core::name_of(r.trial->status)];
   }
   std::string counts;
   for (const auto& [status, n] : statuses) {

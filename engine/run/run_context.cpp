@@ -15,6 +15,7 @@
 #include "engine/core/gpu_facts.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/result_file.hpp"
 
 namespace engine::run {
@@ -42,7 +43,8 @@ std::string auto_resume_target(const std::string& root, const std::string& name)
       spdlog::debug("--resume auto: {} skipped ({})", path, e.what());
       continue;
     }
-    if (run.status() != "completed" && run.latest_checkpoint.empty()) {
+    if (run.status() != core::name_of(core::FileStatus::kCompleted) &&
+        run.latest_checkpoint.empty()) {
       spdlog::info("--resume auto: the newest run {} has no checkpoint: it is left as it is", path);
       return {};
     }

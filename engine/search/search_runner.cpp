@@ -1,4 +1,5 @@
 #include "engine/search/search_runner.hpp"
+#include "engine/core/statuses.hpp"
 
 #include <optional>
 
@@ -270,7 +271,7 @@ class SearchRun {
     }
     if (code == 130 || code == 143 || outcome_.interrupted) {
       // stopped by Ctrl-C with the search: --resume continues it from its checkpoint
-      trial.status = "interrupted";
+      trial.status = core::TrialStatus::kInterrupted;
       record(file_, searcher_, trial);
       return;
     }

@@ -1,4 +1,5 @@
 #include "engine/search/searcher.hpp"
+#include "engine/core/statuses.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -96,7 +97,7 @@ std::optional<Job> Searcher::new_trial() {
   Trial t;
   t.id = next_id_++;
   t.hparams = hparams_of(t.id);
-  t.status = "running";
+  t.status = core::TrialStatus::kRunning;
   trials_.push_back(t);
   return Job{t.id, 0, rung_length(0)};
 }
@@ -119,9 +120,9 @@ std::optional<Job> Searcher::promotion() {
                      [this](const auto& a, const auto& b) { return better(a.first, b.first); });
     for (size_t i = 0; i < top; ++i) {
       Trial& t = *finished[i].second;
-      if (t.status == "paused" && t.rung == k && !std::isnan(finished[i].first)) {
+      if (t.status == core::TrialStatus::kPaused && t.rung == k && !std::isnan(finished[i].first)) {
         t.rung = k + 1;
-        t.status = "running";
+        t.status = core::TrialStatus::kRunning;
         return Job{t.id, t.rung, rung_length(t.rung)};
       }
     }
@@ -147,19 +148,19 @@ void Searcher::finished(const Job& job, double metric) {
   t.rung_metrics.push_back(metric);
   t.rung = job.rung;
   const bool last_rung = config_.name != "asha" || job.rung >= config_.max_rungs - 1;
-  t.status = last_rung ? "completed" : "paused";
+  t.status = last_rung ? core::TrialStatus::kCompleted : core::TrialStatus::kPaused;
 }
 
 void Searcher::failed(const Job& job, const std::string& reason) {
   Trial& t = trial(job.trial);
-  t.status = "failed";
+  t.status = core::TrialStatus::kFailed;
   t.reason = reason;
 }
 
 void Searcher::close() {
   for (auto& t : trials_) {
-    if (t.status != "paused") continue;
-    t.status = "stopped";
+    if (t.status != core::TrialStatus::kPaused) continue;
+    t.status = core::TrialStatus::kStopped;
     t.reason = "stopped early at rung " + std::to_string(t.rung) + ": not among the best 1/" +
                std::to_string(static_cast<int64_t>(config_.divisor)) + " of its rung";
   }
@@ -167,7 +168,7 @@ void Searcher::close() {
 
 int64_t Searcher::running() const {
   return std::count_if(trials_.begin(), trials_.end(),
-                       [](const Trial& t) { return t.status == "running"; });
+                       [](const Trial& t) { return t.status == core::TrialStatus::kRunning; });
 }
 
 std::optional<int64_t> Searcher::best() const {
@@ -194,8 +195,8 @@ void Searcher::restore(std::vector<Trial> trials) {
   for (auto& t : trials_) {
     next_id_ = std::max(next_id_, t.id + 1);
     // running: the search was killed with it; interrupted: stopped with the search (Ctrl-C)
-    if (t.status == "running" || t.status == "interrupted") {
-      t.status = "running";
+    if (t.status == core::TrialStatus::kRunning || t.status == core::TrialStatus::kInterrupted) {
+      t.status = core::TrialStatus::kRunning;
       resumed_.push_back(Job{t.id, t.rung, rung_length(t.rung)});
     }
   }

@@ -36,7 +36,7 @@ Cost write_rows(const std::string& folder, int64_t rows, const engine::io::Flush
     us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                      .count());
   }
-  writer.finish("completed");
+  writer.finish(engine::core::FileStatus::kCompleted);
   double total = 0;
   for (double u : us) total += u;
   const double max = *std::max_element(us.begin(), us.end());

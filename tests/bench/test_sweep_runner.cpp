@@ -14,6 +14,7 @@
 #include "engine/bench/sweep_tables.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/signals.hpp"
+#include "engine/core/statuses.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;
@@ -117,18 +118,18 @@ struct FakeBench {
     out.row.model = model;
     out.row.batch_size = batch;
     if (model == "big" && batch >= 64) {
-      out.row.status = "failed";
+      out.row.status = core::PointStatus::kFailed;
       out.row.error_kind = "oom";
       out.row.reason = "CPU: not enough memory";
       return out;
     }
     if (model == "bad") {
-      out.row.status = "failed";
+      out.row.status = core::PointStatus::kFailed;
       out.row.error_kind = "error";
       out.row.reason = "shapes cannot be multiplied";
       return out;
     }
-    out.row.status = "ok";
+    out.row.status = core::PointStatus::kOk;
     out.batch_ms = {batch / 10.0, batch / 10.0};
     out.row.p50_ms = batch / 10.0;
     return out;
@@ -138,7 +139,7 @@ struct FakeBench {
 std::vector<std::string> statuses(const bench::SweepOutcome& outcome) {
   std::vector<std::string> out;
   for (const auto& r : outcome.rows) {
-    out.push_back(r.model + "/" + std::to_string(r.batch_size) + " " + r.status +
+    out.push_back(r.model + "/" + std::to_string(r.batch_size) + " " + core::name_of(r.status) +
                   (r.reason.empty() ? "" : ": " + r.reason));
   }
   return out;
@@ -170,7 +171,7 @@ TEST_CASE("the runner: failures are data, out of memory skips larger batches, re
                                    "bad/8 failed: shapes cannot be multiplied", "ok/8 ok",
                                    "ok/16 inactive: enabled = false (extensions[1])"});
     CHECK(outcome.ran == 5);
-    file.finish("completed");
+    file.finish(core::FileStatus::kCompleted);
   }
   CHECK(fake.ran == std::vector<std::string>{"big/128", "big/32", "big/64", "bad/8", "ok/8"});
 
@@ -202,7 +203,7 @@ TEST_CASE("the runner: failures are data, out of memory skips larger batches, re
     CHECK(fake.ran.size() == 6);
     const auto stored = file.points();
     REQUIRE(stored.size() == 7);
-    CHECK(stored[3].row.status == "failed");
+    CHECK(stored[3].row.status == core::PointStatus::kFailed);
     CHECK(std::get<std::string>(stored[5].parameters.at("model")) == "ok");
   }
   std::fclose(o.out);
@@ -245,7 +246,7 @@ TEST_CASE("the runner: repeats merge their batches and flag a spread") {
   o.out = std::fopen("/dev/null", "w");
   o.run_in_process = [&calls](const bench::Point&) {
     io::BenchPoint p;
-    p.row.status = "ok";
+    p.row.status = core::PointStatus::kOk;
     const double ms = ++calls == 2 ? 12.0 : 10.0;  // one slow repeat: 20% spread
     p.batch_ms = {ms, ms};
     p.row.p50_ms = ms;
@@ -286,7 +287,7 @@ TEST_CASE("the runner: data-parallel points get the world's throughput and a sca
   // half the batch: 5 ms (strong scaling against batch 8 on one process: 50%)
   o.run_in_process = [](const bench::Point& params) {
     io::BenchPoint p;
-    p.row.status = "ok";
+    p.row.status = core::PointStatus::kOk;
     p.row.batch_size = bench::param_int(params, "batch_size");
     p.row.world_size = bench::param_int(params, "world_size");
     const double ms = p.row.world_size == 1 ? 10.0 : p.row.world_size == 2 ? 12.5 : 5.0;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/result_file.hpp"
 #include "engine/io/run_writer.hpp"
 #include "tests/test_support.hpp"
@@ -49,7 +50,7 @@ TEST_CASE("a run file reads back whole, and tells a live writer from a dead one"
 
   {
     io::RunWriter w(path, {{"train", 2}, {"validation", 1}}, "engine train --resume");
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   CHECK(io::read_run_file(path).status() == "completed");
 }
@@ -86,7 +87,7 @@ TEST_CASE("a file of a newer format, or with a format_version that is no version
   {
     io::RunWriter w(path, io::RunInfo{});
     w.append_metrics("train", 1, 0.1, 0.1, {{"loss", 1.0}});
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   CHECK(io::read_run_file(path).metrics.at("train").rows() == 1);  // today's: read
   auto set_version = [&](int64_t version) {

@@ -7,6 +7,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "tests/test_support.hpp"
@@ -40,7 +41,7 @@ TEST_CASE("a run file holds attributes, script, hparams and metric series") {
     w.append_metrics("train", 10, 0.5, 1.0, {{"loss", 2.0}});
     w.append_metrics("train", 20, 1.0, 2.0, {{"loss", 1.5}, {"accuracy", 0.25}});
     w.append_metrics("validation", 20, 1.0, 2.5, {{"loss", 1.7}});
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   auto file = io::h5::open_file(path, false);
   CHECK(io::h5::read_string_attribute(file.get(), "status") == "completed");
@@ -153,7 +154,7 @@ TEST_CASE("a run file continued from a checkpoint is cut back in a copy that rep
     io::RunWriter w(path, io::RunInfo{});
     for (int step = 1; step <= 4; ++step) w.append_metrics("train", step, 0.1, 0.1, {{"loss", 1}});
     w.append_metrics("validation", 4, 0.4, 0.4, {{"loss", 2}});
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   const auto folder = fs::path(path).parent_path();
   auto hidden_files = [&] { return hidden_files_in(folder); };
@@ -169,7 +170,7 @@ TEST_CASE("a run file continued from a checkpoint is cut back in a copy that rep
   {
     io::RunWriter w(path, {{"train", 2}}, "engine train --resume");
     w.append_metrics("train", 3, 0.3, 0.3, {{"loss", 0.5}});
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   CHECK(hidden_files() == 0);
   auto old_train = io::h5::open_group(reader.get(), "metrics/train");

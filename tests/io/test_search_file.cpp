@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/search_file.hpp"
 #include "tests/test_support.hpp"
 
@@ -17,7 +18,7 @@ TEST_CASE("a search file holds its trials, their series and the best one") {
   io::SearchTrialRecord trial;
   trial.id = 3;
   trial.hparams = {{"lr", 0.1}, {"opt", std::string("sgd")}};
-  trial.status = "paused";
+  trial.status = core::TrialStatus::kPaused;
   trial.rung = 1;
   trial.rung_metrics = {0.9, 0.5};
   trial.run_file = "runs/x.h5";
@@ -36,7 +37,7 @@ TEST_CASE("a search file holds its trials, their series and the best one") {
     info.seed = 11;
     io::SearchFile file(path, info);
     file.write_trial(trial);
-    trial.status = "completed";  // written again: replaced
+    trial.status = core::TrialStatus::kCompleted;  // written again: replaced
     file.write_trial(trial);
     file.write_best({3, "validation.loss", 0.5, trial.hparams});
   }  // killed: no finish
@@ -50,7 +51,7 @@ TEST_CASE("a search file holds its trials, their series and the best one") {
   REQUIRE(read.trials.size() == 1);
   const auto& t = read.trials.front();
   CHECK(t.id == 3);
-  CHECK(t.status == "completed");
+  CHECK(t.status == core::TrialStatus::kCompleted);
   CHECK(t.rung == 1);
   CHECK(t.rung_metrics == std::vector<double>{0.9, 0.5});
   CHECK(std::get<std::string>(t.hparams.at("opt")) == "sgd");
@@ -61,7 +62,7 @@ TEST_CASE("a search file holds its trials, their series and the best one") {
 
   {
     io::SearchFile again(path, "engine search --resume " + path);
-    again.finish("completed");
+    again.finish(core::FileStatus::kCompleted);
   }
   read = io::read_search_file(path);
   CHECK(std::get<std::string>(read.attributes.at("status")) == "completed");

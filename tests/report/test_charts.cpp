@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/report/bench_report.hpp"
 #include "engine/report/chart.hpp"
@@ -203,7 +204,7 @@ TEST_CASE("make_report's figure follows the selection") {
     io::RunWriter w(io::RunWriter::new_run_path(dir, "demo"), info);
     w.write_hparams({{"lr", lr}});
     w.append_metrics("train", 1, 0, 0.1, {{"loss", lr}});
-    w.finish("completed");
+    w.finish(core::FileStatus::kCompleted);
   }
   report::ReportRequest request;
   request.inputs = {dir};

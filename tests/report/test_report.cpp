@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/report/compare_runs.hpp"
 #include "engine/report/reports.hpp"
@@ -54,7 +55,7 @@ std::string write_run(const std::string& dir, double lr, double peak, const std:
         "validation", step * 10, step, step * 1.5 + 0.5,
         {{"loss", 1.0 + std::abs(step - 2)}, {"accuracy", step == 2 ? peak : peak - 0.1}});
   }
-  w.finish("completed");
+  w.finish(core::FileStatus::kCompleted);
   return path;
 }
 
@@ -174,7 +175,7 @@ TEST_CASE("several runs: the differing hyperparameters, metrics, filters and sor
 namespace {
 
 io::BenchPoint bench_point(int64_t index, const std::string& model, int64_t batch, int64_t threads,
-                           double throughput, const std::string& status = "ok") {
+                           double throughput, core::PointStatus status = core::PointStatus::kOk) {
   io::BenchPoint p;
   p.row.point = index;
   p.row.model = model;
@@ -206,8 +207,8 @@ TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
     file.write_point(bench_point(2, "mlp", 64, 1, 1500));
     file.write_point(bench_point(3, "mlp", 64, 2, 2400));
     file.write_point(bench_point(4, "cnn", 32, 1, 100));
-    file.write_point(bench_point(5, "cnn", 64, 1, 0, "failed"));
-    file.finish("completed");
+    file.write_point(bench_point(5, "cnn", 64, 1, 0, core::PointStatus::kFailed));
+    file.finish(core::FileStatus::kCompleted);
   }
   report::ReportRequest request;
   request.inputs = {dir};
@@ -260,7 +261,7 @@ TEST_CASE("--compare: a change is a regression or an improvement only beyond the
     info.name = name;
     io::BenchFile file(dir + "/" + name + ".h5", info);
     for (const auto& p : points) file.write_point(p);
-    file.finish("completed");
+    file.finish(core::FileStatus::kCompleted);
     return dir + "/" + name + ".h5";
   };
   const auto before = write("before", {point(0, 8, 10.0, 0.2), point(1, 16, 20.0, 0.2),

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/statuses.hpp"
 #include "engine/search/searcher.hpp"
 
 using namespace engine;
@@ -150,8 +151,8 @@ TEST_CASE("asha: the best of each rung go on, the rest stop early") {
     reached[t.id] = static_cast<int64_t>(t.rung_metrics.size());
   int64_t top = 0, stopped = 0;
   for (const auto& t : searcher.trials()) {
-    if (t.status == "completed") ++top;
-    if (t.status == "stopped") {
+    if (t.status == core::TrialStatus::kCompleted) ++top;
+    if (t.status == core::TrialStatus::kStopped) {
       ++stopped;
       CHECK(t.reason.find("stopped early at rung") == 0);
     }
@@ -203,13 +204,13 @@ TEST_CASE("a trial interrupted with the search (Ctrl-C) goes on when the search 
   search::Searcher first(config, objective_space());
   const auto a = first.next();
   std::vector<search::Trial> recorded = first.trials();
-  recorded.at(0).status = "interrupted";  // as the runner records it
+  recorded.at(0).status = core::TrialStatus::kInterrupted;  // as the runner records it
   search::Searcher again(config, objective_space());
   again.restore(recorded);
   const auto resumed = again.next();
   REQUIRE(resumed);
   CHECK(resumed->trial == a->trial);
-  CHECK(again.trial(a->trial).status == "running");
+  CHECK(again.trial(a->trial).status == core::TrialStatus::kRunning);
 }
 
 TEST_CASE("bad searcher settings are named") {
