@@ -329,43 +329,16 @@ PointRun measure(const cxxopts::ParseResult& flags, int threads,
   return run;
 }
 
-// A figure for JSON, at 4 decimals (2 for throughputs); null for NaN (a part not measured).
-nlohmann::json json_figure(double value, int decimals = 4) {
-  if (std::isnan(value)) return nullptr;
-  const double scale = std::pow(10.0, decimals);
-  return std::round(value * scale) / scale;
-}
-
 void print_json(const PointRun& run) {
   const auto& r = run.point.row;
   const auto found = run.point.details.find("peak_device_reserved_bytes");
   const int64_t reserved = found == run.point.details.end() ? 0 : std::get<int64_t>(found->second);
-  const nlohmann::ordered_json line{
-      {"impl", "engine"},
-      {"model", r.model},
-      {"phase", r.phase},
-      {"batch_size", r.batch_size},
-      {"world_size", r.world_size},
-      {"threads", r.threads},
-      {"device", r.device},
-      {"dtype", r.dtype},
-      {"batches", r.num_batches},
-      {"mean_ms", json_figure(r.mean_ms)},
-      {"std_ms", json_figure(r.std_ms)},
-      {"p50_ms", json_figure(r.p50_ms)},
-      {"p90_ms", json_figure(r.p90_ms)},
-      {"p99_ms", json_figure(r.p99_ms)},
-      {"min_ms", json_figure(std::get<double>(run.point.details.at("min_ms")))},
-      {"throughput", json_figure(r.throughput, 2)},
-      {"throughput_p50", json_figure(r.throughput_p50, 2)},
-      {"throughput_per_rank", json_figure(r.throughput_per_rank, 2)},
-      {"data_ms", json_figure(r.data_ms)},
-      {"forward_ms", json_figure(r.forward_ms)},
-      {"backward_ms", json_figure(r.backward_ms)},
-      {"optimizer_ms", json_figure(r.optimizer_ms)},
-      {"peak_resident_bytes", r.peak_resident_bytes},
-      {"peak_device_bytes", r.peak_device_bytes},
-      {"peak_device_reserved_bytes", reserved}};
+  nlohmann::ordered_json line{{"impl", "engine"}};
+  io::add_json_fields(r, line);
+  const double min_ms = std::get<double>(run.point.details.at("min_ms"));
+  line["min_ms"] =
+      std::isnan(min_ms) ? nlohmann::json(nullptr) : nlohmann::json(std::round(min_ms * 1e4) / 1e4);
+  line["peak_device_reserved_bytes"] = reserved;
   std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 

@@ -151,7 +151,7 @@ int run_sweep_and_report(const std::vector<bench::PlannedPoint>& plan, io::Bench
   ScratchDir scratch;
   run.scratch_dir = scratch.path();
   core::InterruptScope interrupts(
-      "\nstopping after this benchmark point; run the sweep again to continue it (press Ctrl-C "
+      "\nstopping the sweep; run it again to go on from where it stopped (press Ctrl-C "
       "again to quit now)\n");
   run.interrupted = [] { return core::pending_interrupt() != 0; };
   bench::SweepOutcome outcome;

@@ -17,194 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int64_t kBenchFormatVersion = 1;
 
-// /results as the file holds it: one compound record per point, strings variable-length.
-struct Record {
-  int64_t point;
-  const char* point_id;
-  const char* model;
-  const char* phase;
-  const char* device;
-  const char* dtype;
-  int64_t batch_size, world_size, threads;
-  const char* status;
-  const char* reason;
-  int64_t num_batches;
-  double mean_ms, std_ms, p50_ms, p90_ms, p99_ms, throughput, throughput_p50;
-  double throughput_per_rank, scaling_efficiency;
-  double data_ms, forward_ms, backward_ms, optimizer_ms;
-  int64_t peak_resident_bytes, peak_device_bytes, repeats;
-  double p50_spread;
-  int8_t unstable;
-  const char* error_kind;
-  const char* label;
-};
-
-h5::Handle record_type() {
-  const auto text = h5::string_type();
-  const auto flag = h5::bool_type();
-  h5::Handle type(H5Tcreate(H5T_COMPOUND, sizeof(Record)), H5Tclose, "make the results type");
-  const hid_t t = type.get(), s = text.get(), i = H5T_NATIVE_INT64, d = H5T_NATIVE_DOUBLE;
-#define ENGINE_FIELD(name, kind) H5Tinsert(t, #name, offsetof(Record, name), kind)
-  ENGINE_FIELD(point, i);
-  ENGINE_FIELD(point_id, s);
-  ENGINE_FIELD(model, s);
-  ENGINE_FIELD(phase, s);
-  ENGINE_FIELD(device, s);
-  ENGINE_FIELD(dtype, s);
-  ENGINE_FIELD(batch_size, i);
-  ENGINE_FIELD(world_size, i);
-  ENGINE_FIELD(threads, i);
-  ENGINE_FIELD(status, s);
-  ENGINE_FIELD(reason, s);
-  ENGINE_FIELD(num_batches, i);
-  ENGINE_FIELD(mean_ms, d);
-  ENGINE_FIELD(std_ms, d);
-  ENGINE_FIELD(p50_ms, d);
-  ENGINE_FIELD(p90_ms, d);
-  ENGINE_FIELD(p99_ms, d);
-  ENGINE_FIELD(throughput, d);
-  ENGINE_FIELD(throughput_p50, d);
-  ENGINE_FIELD(throughput_per_rank, d);
-  ENGINE_FIELD(scaling_efficiency, d);
-  ENGINE_FIELD(data_ms, d);
-  ENGINE_FIELD(forward_ms, d);
-  ENGINE_FIELD(backward_ms, d);
-  ENGINE_FIELD(optimizer_ms, d);
-  ENGINE_FIELD(peak_resident_bytes, i);
-  ENGINE_FIELD(peak_device_bytes, i);
-  ENGINE_FIELD(repeats, i);
-  ENGINE_FIELD(p50_spread, d);
-  ENGINE_FIELD(unstable, flag.get());
-  ENGINE_FIELD(error_kind, s);
-  ENGINE_FIELD(label, s);
-#undef ENGINE_FIELD
-  return type;
-}
-
-Record record_of(const BenchRow& r) {
-  return Record{r.point,
-                r.point_id.c_str(),
-                r.model.c_str(),
-                r.phase.c_str(),
-                r.device.c_str(),
-                r.dtype.c_str(),
-                r.batch_size,
-                r.world_size,
-                r.threads,
-                core::name_of(r.status),
-                r.reason.c_str(),
-                r.num_batches,
-                r.mean_ms,
-                r.std_ms,
-                r.p50_ms,
-                r.p90_ms,
-                r.p99_ms,
-                r.throughput,
-                r.throughput_p50,
-                r.throughput_per_rank,
-                r.scaling_efficiency,
-                r.data_ms,
-                r.forward_ms,
-                r.backward_ms,
-                r.optimizer_ms,
-                r.peak_resident_bytes,
-                r.peak_device_bytes,
-                r.repeats,
-                r.p50_spread,
-                static_cast<int8_t>(r.unstable ? 1 : 0),
-                r.error_kind.c_str(),
-                r.label.c_str()};
-}
-
-// The row's fields as attributes of /points/<i>, so that the point reads back without the table.
-std::map<std::string, h5::Attribute> row_attributes(const BenchRow& r) {
-  return {{"point", r.point},
-          {"point_id", r.point_id},
-          {"batch_family", r.batch_family},
-          {"model", r.model},
-          {"phase", r.phase},
-          {"device", r.device},
-          {"dtype", r.dtype},
-          {"batch_size", r.batch_size},
-          {"world_size", r.world_size},
-          {"threads", r.threads},
-          {"num_batches", r.num_batches},
-          {"status", std::string(core::name_of(r.status))},
-          {"reason", r.reason},
-          {"error_kind", r.error_kind},
-          {"mean_ms", r.mean_ms},
-          {"std_ms", r.std_ms},
-          {"p50_ms", r.p50_ms},
-          {"p90_ms", r.p90_ms},
-          {"p99_ms", r.p99_ms},
-          {"throughput", r.throughput},
-          {"throughput_p50", r.throughput_p50},
-          {"throughput_per_rank", r.throughput_per_rank},
-          {"scaling_efficiency", r.scaling_efficiency},
-          {"data_ms", r.data_ms},
-          {"forward_ms", r.forward_ms},
-          {"backward_ms", r.backward_ms},
-          {"optimizer_ms", r.optimizer_ms},
-          {"peak_resident_bytes", r.peak_resident_bytes},
-          {"peak_device_bytes", r.peak_device_bytes},
-          {"repeats", r.repeats},
-          {"p50_spread", r.p50_spread},
-          {"unstable", r.unstable},
-          {"label", r.label}};
-}
-
-template <typename T>
-T pick(const std::map<std::string, h5::Attribute>& from, const std::string& name, T otherwise) {
-  const auto it = from.find(name);
-  if (it == from.end()) return otherwise;
-  if (const auto* v = std::get_if<T>(&it->second)) return *v;
-  return otherwise;
-}
-
-BenchRow row_from(const std::map<std::string, h5::Attribute>& a) {
-  BenchRow r;
-  r.point = pick<int64_t>(a, "point", 0);
-  r.point_id = pick<std::string>(a, "point_id", "");
-  r.batch_family = pick<std::string>(a, "batch_family", "");
-  r.model = pick<std::string>(a, "model", "");
-  r.phase = pick<std::string>(a, "phase", "");
-  r.device = pick<std::string>(a, "device", "");
-  r.dtype = pick<std::string>(a, "dtype", "");
-  r.batch_size = pick<int64_t>(a, "batch_size", 0);
-  r.world_size = pick<int64_t>(a, "world_size", 1);
-  r.threads = pick<int64_t>(a, "threads", 0);
-  r.num_batches = pick<int64_t>(a, "num_batches", 0);
-  const std::string status = pick<std::string>(a, "status", "");
-  const auto known = core::point_status(status);
-  if (!known) {
-    throw core::DataError("point " + std::to_string(r.point) + " has the status '" + status +
-                          "', not one of ok, failed, timeout, skipped, inactive");
-  }
-  r.status = *known;
-  r.reason = pick<std::string>(a, "reason", "");
-  r.error_kind = pick<std::string>(a, "error_kind", "");
-  r.mean_ms = pick<double>(a, "mean_ms", BenchRow::kNone);
-  r.std_ms = pick<double>(a, "std_ms", BenchRow::kNone);
-  r.p50_ms = pick<double>(a, "p50_ms", BenchRow::kNone);
-  r.p90_ms = pick<double>(a, "p90_ms", BenchRow::kNone);
-  r.p99_ms = pick<double>(a, "p99_ms", BenchRow::kNone);
-  r.throughput = pick<double>(a, "throughput", BenchRow::kNone);
-  r.throughput_p50 = pick<double>(a, "throughput_p50", BenchRow::kNone);
-  r.throughput_per_rank = pick<double>(a, "throughput_per_rank", BenchRow::kNone);
-  r.scaling_efficiency = pick<double>(a, "scaling_efficiency", BenchRow::kNone);
-  r.data_ms = pick<double>(a, "data_ms", BenchRow::kNone);
-  r.forward_ms = pick<double>(a, "forward_ms", BenchRow::kNone);
-  r.backward_ms = pick<double>(a, "backward_ms", BenchRow::kNone);
-  r.optimizer_ms = pick<double>(a, "optimizer_ms", BenchRow::kNone);
-  r.peak_resident_bytes = pick<int64_t>(a, "peak_resident_bytes", 0);
-  r.peak_device_bytes = pick<int64_t>(a, "peak_device_bytes", 0);
-  r.repeats = pick<int64_t>(a, "repeats", 0);
-  r.p50_spread = pick<double>(a, "p50_spread", BenchRow::kNone);
-  r.unstable = pick<bool>(a, "unstable", false);
-  r.label = pick<std::string>(a, "label", "");
-  return r;
-}
-
 void write_attributes(hid_t object, const std::map<std::string, h5::Attribute>& attributes) {
   for (const auto& [name, value] : attributes) h5::write_attribute(object, name, value);
 }
@@ -394,7 +206,7 @@ void BenchFile::update_row(const BenchRow& row) {
 }
 
 void BenchFile::write_row(const BenchRow& row) {
-  const auto type = record_type();
+  const auto type = results_type();
   const hid_t root = file_.get();
   h5::Handle table = h5::exists(root, "results") ? h5::open_dataset(root, "results")
                                                  : h5::create_series(root, "results", type.get());
@@ -407,9 +219,9 @@ void BenchFile::write_row(const BenchRow& row) {
   hsize_t start[1] = {at}, count[1] = {1};
   H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   h5::Handle memory_space(H5Screate_simple(1, count, nullptr), H5Sclose, "make a dataspace");
-  const Record record = record_of(row);
+  const auto record = results_record(row);
   if (H5Dwrite(table.get(), type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT,
-               &record) < 0) {
+               record.data()) < 0) {
     throw core::IoError("HDF5: cannot write row " + std::to_string(row.point) + " of /results");
   }
 }

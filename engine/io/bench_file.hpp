@@ -12,37 +12,10 @@
 #include <vector>
 
 #include "engine/core/disk_room.hpp"
-#include "engine/core/statuses.hpp"
+#include "engine/io/bench_row.hpp"
 #include "engine/io/hdf5.hpp"
 
 namespace engine::io {
-
-// One row of /results (and the attributes of /points/<point>).
-struct BenchRow {
-  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
-  int64_t point = 0;         // /points/<point>, counting from 0
-  std::string point_id;      // hash of the point's parameters
-  std::string batch_family;  // the same hash without batch_size
-  std::string model, phase, device, dtype;
-  int64_t batch_size = 0, world_size = 1, threads = 0, num_batches = 0;
-  core::PointStatus status = core::PointStatus::kFailed;  // set before the row is written
-  std::string reason;      // why it is not ok: the error's first line, the skip's cause
-  std::string error_kind;  // oom | error | crash | timeout, or empty
-  double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
-  double throughput = kNone, throughput_p50 = kNone;  // samples/s from the mean, from p50
-  // A data-parallel point (world_size > 1): throughput is the world's, summed over the ranks;
-  // per rank, throughput / world_size; the efficiency against the same point on one process
-  // (docs/benchmarks.md), NaN where the sweep has no such point.
-  double throughput_per_rank = kNone, scaling_efficiency = kNone;
-  // The mean milliseconds of each part of a batch, where the phase has parts (none: NaN).
-  double data_ms = kNone, forward_ms = kNone, backward_ms = kNone, optimizer_ms = kNone;
-  int64_t peak_resident_bytes = 0;
-  int64_t peak_device_bytes = 0;  // CUDA memory allocated at the peak; 0 on CPU
-  int64_t repeats = 0;            // processes the point ran in
-  double p50_spread = kNone;      // (max - min) / median of the repeats' p50s
-  bool unstable = false;          // p50_spread over the sweep's limit
-  std::string label;
-};
 
 struct BenchPoint {
   BenchRow row;

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "engine/train/multi_tensor_switch.hpp"
+
 namespace engine::train {
 
 struct AdadeltaOptions : public torch::optim::OptimizerCloneableOptions<AdadeltaOptions> {
@@ -34,7 +36,7 @@ struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<Ad
   void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
-class Adadelta : public torch::optim::Optimizer {
+class Adadelta : public torch::optim::Optimizer, public MultiTensorSwitch {
  public:
   explicit Adadelta(std::vector<torch::optim::OptimizerParamGroup> param_groups,
                     AdadeltaOptions defaults = {});
@@ -51,13 +53,10 @@ class Adadelta : public torch::optim::Optimizer {
   // live on the host, outside the graph), -1 for the recording, which counted a step that did
   // not run.
   void count_recorded_step(int64_t steps = 1);
-  // CPU parameters through the multi-tensor path too, to compare it without a GPU.
-  void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
 
  private:
   AdadeltaParamState& state_of(const torch::Tensor& p);
   void step_together(const AdadeltaOptions& options, const std::vector<torch::Tensor>& params);
-  bool multi_tensor_on_cpu_ = false;
 };
 
 }  // namespace engine::train

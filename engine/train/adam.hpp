@@ -13,27 +13,20 @@
 
 #include <vector>
 
+#include "engine/train/multi_tensor_switch.hpp"
+
 namespace engine::train {
 
-class FusedAdam : public torch::optim::Adam {
+class FusedAdam : public torch::optim::Adam, public MultiTensorSwitch {
  public:
   using torch::optim::Adam::Adam;
   torch::Tensor step(LossClosure closure = nullptr) override;
-  // CPU parameters through the multi-tensor path too, to compare it without a GPU.
-  void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
-
- private:
-  bool multi_tensor_on_cpu_ = false;
 };
 
-class FusedAdamW : public torch::optim::AdamW {
+class FusedAdamW : public torch::optim::AdamW, public MultiTensorSwitch {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
-  void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
-
- private:
-  bool multi_tensor_on_cpu_ = false;
 };
 
 }  // namespace engine::train

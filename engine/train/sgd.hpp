@@ -14,24 +14,22 @@
 
 #include <vector>
 
+#include "engine/train/multi_tensor_switch.hpp"
+
 namespace engine::train {
 
 // On an accelerator (CUDA) the parameters of a group are updated together through ATen's
 // multi-tensor kernels (_foreach_mul_, _foreach_add_: PyTorch's SGD(foreach=True), its default
 // on CUDA): the same operations as torch::optim::SGD's, a handful of launches for the whole
 // model instead of three to five per parameter.
-class FusedSGD : public torch::optim::SGD {
+class FusedSGD : public torch::optim::SGD, public MultiTensorSwitch {
  public:
   using torch::optim::SGD::SGD;
   torch::Tensor step(LossClosure closure = nullptr) override;
-  // Sends CPU parameters through the multi-tensor path too (where it can be compared with the
-  // per-parameter one without a GPU). Off by default: the CPU's fused loop is faster.
-  void set_multi_tensor_on_cpu(bool on) { multi_tensor_on_cpu_ = on; }
 
  private:
   void step_together(const torch::optim::SGDOptions& options,
                      const std::vector<torch::Tensor>& params);
-  bool multi_tensor_on_cpu_ = false;
 };
 
 // Gradients set to undefined rather than filled with zeros (PyTorch's zero_grad(set_to_none)

@@ -8,36 +8,52 @@ namespace {
 
 using torch::Tensor;
 
-#define TENSOR_UNARY(NAME, EXPR) \
-  int m_##NAME(lua_State* L) {   \
-    return guarded(L, [&] {      \
-      auto& x = self(L, #NAME);  \
-      push_tensor(L, EXPR);      \
-      return 1;                  \
-    });                          \
+// The bodies of the elementwise methods, inside guarded(): the method's tensors read (a number
+// for a tensor argument becomes a tensor), the expression's result pushed, or for an in-place
+// method the tensor itself returned.
+template <typename Expr>
+int unary_method(lua_State* L, const char* name, Expr expr) {
+  return guarded(L, [&] {
+    push_tensor(L, expr(self(L, name)));
+    return 1;
+  });
+}
+
+template <typename Expr>
+int binary_method(lua_State* L, const char* name, Expr expr) {
+  return guarded(L, [&] {
+    const auto a = tensor_or_scalar(L, 1, name);
+    const auto b = tensor_or_scalar(L, 2, name);
+    push_tensor(L, expr(*a, *b));
+    return 1;
+  });
+}
+
+template <typename Expr>
+int inplace_binary_method(lua_State* L, const char* name, Expr expr) {
+  return guarded(L, [&] {
+    auto& a = self(L, name);
+    const auto b = tensor_or_scalar(L, 2, name);
+    expr(a, *b);
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
+#define TENSOR_UNARY(NAME, EXPR)                                              \
+  int m_##NAME(lua_State* L) {                                                \
+    return unary_method(L, #NAME, [&](Tensor& x) -> Tensor { return EXPR; }); \
   }
 
-#define TENSOR_BINARY(NAME, EXPR)                       \
-  int m_##NAME(lua_State* L) {                          \
-    return guarded(L, [&] {                             \
-      auto a_owner = tensor_or_scalar(L, 1, #NAME);     \
-      auto b_owner = tensor_or_scalar(L, 2, #NAME);     \
-      const torch::Tensor &a = *a_owner, &b = *b_owner; \
-      push_tensor(L, EXPR);                             \
-      return 1;                                         \
-    });                                                 \
+#define TENSOR_BINARY(NAME, EXPR)                                                           \
+  int m_##NAME(lua_State* L) {                                                              \
+    return binary_method(L, #NAME,                                                          \
+                         [&](const Tensor& a, const Tensor& b) -> Tensor { return EXPR; }); \
   }
 
-#define TENSOR_INPLACE_BINARY(NAME, EXPR)           \
-  int m_##NAME(lua_State* L) {                      \
-    return guarded(L, [&] {                         \
-      auto& a = self(L, #NAME);                     \
-      auto b_owner = tensor_or_scalar(L, 2, #NAME); \
-      const torch::Tensor& b = *b_owner;            \
-      EXPR;                                         \
-      lua_settop(L, 1);                             \
-      return 1;                                     \
-    });                                             \
+#define TENSOR_INPLACE_BINARY(NAME, EXPR)                                              \
+  int m_##NAME(lua_State* L) {                                                         \
+    return inplace_binary_method(L, #NAME, [&](Tensor& a, const Tensor& b) { EXPR; }); \
   }
 
 TENSOR_BINARY(add, a + b)
