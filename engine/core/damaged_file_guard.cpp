@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/core/signals.hpp"
+
 namespace engine::core {
 namespace {
 
@@ -25,21 +27,6 @@ void say(const char* text) {
   const size_t length = std::strlen(text);
   if (::write(STDERR_FILENO, text, length) < 0) {
     // nothing else can be said from here
-  }
-}
-
-const char* signal_name(int signal) {
-  switch (signal) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    default:
-      return "SIGABRT";
   }
 }
 
@@ -75,7 +62,8 @@ void on_fatal_signal(int signal) {
   say("error: ");
   say(reading[now - 1]);
   say(": the file is damaged: reading it crashed the library that reads it (");
-  say(signal_name(signal));
+  const char* name = signal_name(signal);
+  say(name ? name : "a fatal signal");
   say("); the file cannot be used\n");
   ::_exit(kDamagedExitCode);
 }

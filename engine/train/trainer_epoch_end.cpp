@@ -20,6 +20,7 @@
 #include "engine/core/interrupt.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
+#include "engine/core/signals.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/train/adadelta.hpp"
@@ -32,17 +33,6 @@
 #include "engine/train/sgd.hpp"
 
 namespace engine::train {
-
-namespace {
-
-std::string signal_name(int signal) {
-  return signal == SIGINT    ? "SIGINT"
-         : signal == SIGTERM ? "SIGTERM"
-         : signal == SIGHUP  ? "SIGHUP"
-                             : std::to_string(signal);
-}
-
-}  // namespace
 
 // The loader's bookkeeping of the epoch so far (/metrics/data): throughput, time waiting for
 // data, records left out, peak memory, batches skipped for NaN or overflow.
@@ -293,7 +283,9 @@ void Trainer::check_interrupt(bool sync_point) {
   }
   if (signal == 0) return;
   checkpoint();
-  const std::string reason = "interrupted by " + signal_name(signal) + " at step " +
+  const char* name = core::signal_name(signal);
+  const std::string reason = "interrupted by " +
+                             (name ? std::string(name) : std::to_string(signal)) + " at step " +
                              std::to_string(state_.step) +
                              (last_checkpoint_.empty() ? "" : "; checkpoint " + last_checkpoint_);
   throw core::Interrupted(reason, signal);
