@@ -14,7 +14,6 @@ volatile std::sig_atomic_t received = 0;
 volatile std::sig_atomic_t received_count = 0;
 const char* volatile first_message = nullptr;
 volatile std::sig_atomic_t count_each = 0;
-struct sigaction previous[3];
 
 void on_signal(int signal) {
   if (received != 0 && !count_each) {  // a second signal: the user insists, stop now
@@ -32,7 +31,18 @@ void on_signal(int signal) {
 
 }  // namespace
 
-InterruptScope::InterruptScope(const char* message, SecondInterrupt second) {
+struct InterruptScope::Saved {
+  struct sigaction handlers[3];
+  std::sig_atomic_t received, received_count, count_each;
+  const char* message;
+};
+
+InterruptScope::InterruptScope(const char* message, SecondInterrupt second)
+    : saved_(std::make_unique<Saved>()) {
+  saved_->received = received;
+  saved_->received_count = received_count;
+  saved_->count_each = count_each;
+  saved_->message = first_message;
   received = 0;
   received_count = 0;
   first_message = message;
@@ -41,14 +51,15 @@ InterruptScope::InterruptScope(const char* message, SecondInterrupt second) {
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a read interrupted by the signal goes on
-  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &action, &previous[i]);
+  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &action, &saved_->handlers[i]);
 }
 
 InterruptScope::~InterruptScope() {
-  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &previous[i], nullptr);
-  received = 0;
-  received_count = 0;
-  first_message = nullptr;
+  for (size_t i = 0; i < 3; ++i) sigaction(kHandled[i], &saved_->handlers[i], nullptr);
+  received = saved_->received;
+  received_count = saved_->received_count;
+  count_each = saved_->count_each;
+  first_message = saved_->message;
 }
 
 int pending_interrupt() {

@@ -4,10 +4,14 @@
 // kCountEach (the --nproc launcher, which passes each one on to its workers) is counted too.
 #pragma once
 
+#include <memory>
+
 namespace engine::core {
 
 enum class SecondInterrupt { kEndsProcess, kCountEach };
 
+// Scopes nest: an inner one's handlers and message hold until it ends, then the outer one's
+// are back as they were (with what it had received).
 class InterruptScope {
  public:
   // `message` is printed on the first signal (a string literal: the handler keeps the pointer);
@@ -18,6 +22,10 @@ class InterruptScope {
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  struct Saved;
+  std::unique_ptr<Saved> saved_;  // the handlers and state before this scope
 };
 
 // What the first signal says in a training run.

@@ -164,3 +164,16 @@ TEST_CASE("an interrupt scope records the first signal, counts them, and forgets
   const bool restored = now.sa_handler == before.sa_handler;
   CHECK(restored);  // what there was before the scope
 }
+
+TEST_CASE("interrupt scopes nest: the outer one's state is back when the inner one ends") {
+  core::InterruptScope outer(nullptr, core::SecondInterrupt::kCountEach);
+  std::raise(SIGTERM);
+  {
+    core::InterruptScope inner(nullptr, core::SecondInterrupt::kCountEach);
+    CHECK(core::pending_interrupt() == 0);  // the inner scope starts with nothing received
+    std::raise(SIGINT);
+    CHECK(core::pending_interrupt() == SIGINT);
+  }
+  CHECK(core::pending_interrupt() == SIGTERM);
+  CHECK(core::interrupt_count() == 1);
+}
