@@ -323,12 +323,11 @@ class SweepRun {
 
  private:
   void read_stored() {
-    std::set<std::string> planned_ids;
-    for (const auto& p : plan_) planned_ids.insert(p.id);
+    for (const auto& p : plan_) planned_ids_.insert(p.id);
     for (auto& point : file_.points()) {
       // an out-of-memory failure skips larger batches while it stands: not when it runs again
       const bool stands =
-          !planned_ids.count(point.row.point_id) || keep_stored(point.row.status, o_.rerun);
+          !planned_ids_.count(point.row.point_id) || keep_stored(point.row.status, o_.rerun);
       if (point.row.error_kind == "oom" && stands) {
         ooms_.push_back({point.row.batch_family, point.row.batch_size,
                          "stored point " + std::to_string(point.row.point)});
@@ -350,10 +349,7 @@ class SweepRun {
   void report_gone() const {
     std::vector<std::string> gone;
     for (const auto& [id, point] : stored_) {
-      if (std::any_of(plan_.begin(), plan_.end(),
-                      [&, &id = id](const auto& p) { return p.id == id; })) {
-        continue;
-      }
+      if (planned_ids_.count(id)) continue;
       Point params(point.parameters.begin(), point.parameters.end());
       gone.push_back("  /points/" + std::to_string(point.row.point) + " (" +
                      core::name_of(point.row.status) + "): " + point_text(params));
@@ -461,6 +457,7 @@ class SweepRun {
   const std::vector<PlannedPoint>& plan_;
   io::BenchFile& file_;
   const RunnerOptions& o_;
+  std::set<std::string> planned_ids_;
   std::map<std::string, BenchPoint> stored_;
   std::vector<OomRecord> ooms_;
   int64_t next_index_ = 0;

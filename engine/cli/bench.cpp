@@ -334,10 +334,19 @@ void print_json(const PointRun& run) {
   const auto found = run.point.details.find("peak_device_reserved_bytes");
   const int64_t reserved = found == run.point.details.end() ? 0 : std::get<int64_t>(found->second);
   nlohmann::ordered_json line{{"impl", "engine"}};
-  io::add_json_fields(r, line);
-  const double min_ms = std::get<double>(run.point.details.at("min_ms"));
-  line["min_ms"] =
-      std::isnan(min_ms) ? nlohmann::json(nullptr) : nlohmann::json(std::round(min_ms * 1e4) / 1e4);
+  for (const auto& [key, value] : io::json_fields(r)) {
+    std::visit(
+        [&, &key = key](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            line[key] = nullptr;
+          } else {
+            line[key] = v;
+          }
+        },
+        value);
+  }
+  const auto min_ms = io::json_figure(std::get<double>(run.point.details.at("min_ms")));
+  line["min_ms"] = min_ms ? nlohmann::json(*min_ms) : nlohmann::json(nullptr);
   line["peak_device_reserved_bytes"] = reserved;
   std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }

@@ -135,14 +135,23 @@ bench::RunnerOptions runner_options(const cxxopts::ParseResult& flags) {
   return run;
 }
 
-// --file, else the sweep's latest file under --out (unless --fresh), else a new one.
-std::string bench_file_path(const cxxopts::ParseResult& flags, const std::string& sweep) {
-  const std::string root = flags["out"].as<std::string>();
+// --file, else the sweep's latest file under --out (unless --fresh), else a new one (its name
+// reserved by an empty file). `continuing`: the file was there before.
+struct BenchFileChoice {
   std::string path;
-  if (flags.count("file")) path = flags["file"].as<std::string>();
-  if (path.empty() && !flags.count("fresh")) path = io::BenchFile::latest_path(root, sweep);
-  if (path.empty()) path = io::BenchFile::new_path(root, sweep);
-  return path;
+  bool continuing = false;
+};
+
+BenchFileChoice bench_file_path(const cxxopts::ParseResult& flags, const std::string& sweep) {
+  const std::string root = flags["out"].as<std::string>();
+  BenchFileChoice choice;
+  if (flags.count("file")) choice.path = flags["file"].as<std::string>();
+  if (choice.path.empty() && !flags.count("fresh")) {
+    choice.path = io::BenchFile::latest_path(root, sweep);
+  }
+  choice.continuing = !choice.path.empty() && fs::exists(choice.path);
+  if (choice.path.empty()) choice.path = io::BenchFile::new_path(root, sweep);
+  return choice;
 }
 
 // Runs the plan's points into the file, prints the results, and ends as the sweep did.
@@ -211,8 +220,7 @@ int bench_sweep(const std::vector<std::string>& args) {
         "cannot map, so a point may hang instead of failing; give --timeout too\n");
   }
 
-  const std::string path = bench_file_path(flags, spec.name);
-  const bool continuing = fs::exists(path);
+  const auto [path, continuing] = bench_file_path(flags, spec.name);
   io::BenchInfo info;
   info.name = spec.name;
   info.description = spec.description;

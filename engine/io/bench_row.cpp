@@ -38,13 +38,13 @@ const RecordLayout& record_layout() {
   return layout;
 }
 
-nlohmann::json json_figure(double value, int decimals) {
-  if (std::isnan(value)) return nullptr;
+}  // namespace
+
+std::optional<double> json_figure(double value, int decimals) {
+  if (std::isnan(value)) return std::nullopt;
   const double scale = std::pow(10.0, decimals);
   return std::round(value * scale) / scale;
 }
-
-}  // namespace
 
 const std::vector<BenchField>& bench_fields() {
   static const std::vector<BenchField> fields = {
@@ -181,23 +181,29 @@ BenchRow row_from(const std::map<std::string, h5::Attribute>& attributes) {
   return row;
 }
 
-void add_json_fields(const BenchRow& row, nlohmann::ordered_json& line) {
+std::vector<std::pair<std::string, JsonValue>> json_fields(const BenchRow& row) {
+  std::vector<std::pair<std::string, JsonValue>> out;
   for (const auto& f : bench_fields()) {
     if (!f.json) continue;
     std::visit(
         [&](auto member) {
           const auto& value = row.*member;
           using T = std::decay_t<decltype(value)>;
+          JsonValue v;
           if constexpr (std::is_same_v<T, double>) {
-            line[f.json] = json_figure(value, f.decimals);
+            if (const auto figure = json_figure(value, f.decimals)) v = *figure;
           } else if constexpr (std::is_same_v<T, core::PointStatus>) {
-            line[f.json] = core::name_of(value);
+            v = std::string(core::name_of(value));
+          } else if constexpr (std::is_same_v<T, bool>) {
+            v = int64_t{value ? 1 : 0};
           } else {
-            line[f.json] = value;
+            v = value;
           }
+          out.emplace_back(f.json, std::move(v));
         },
         f.member);
   }
+  return out;
 }
 
 }  // namespace engine::io

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -69,8 +69,14 @@ std::vector<unsigned char> results_record(const BenchRow& row);
 std::map<std::string, h5::Attribute> row_attributes(const BenchRow& row);
 BenchRow row_from(const std::map<std::string, h5::Attribute>& attributes);
 
-// The row's fields in engine bench --json's line, added to `line` in the table's order;
-// NaN figures are null.
-void add_json_fields(const BenchRow& row, nlohmann::ordered_json& line);
+// A figure for JSON rounded to `decimals`; nullopt (null) for NaN, a part not measured.
+std::optional<double> json_figure(double value, int decimals = 4);
+
+// One value of engine bench --json's line: null, a count, a figure or a text. Plain types, not
+// a JSON library's: the line is assembled in engine/cli, which a CUDA build may compile against
+// another copy of nlohmann-json than this library (another ABI tag, symbols that do not link).
+using JsonValue = std::variant<std::monostate, int64_t, double, std::string>;
+// The row's fields in that line, in the table's order; NaN figures are null.
+std::vector<std::pair<std::string, JsonValue>> json_fields(const BenchRow& row);
 
 }  // namespace engine::io

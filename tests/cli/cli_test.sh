@@ -725,7 +725,10 @@ LUA
     printf '%s\n' "return {kind = 'benchmark', description = 'two tiny points'," \
       "  parameters = {model = 'mlp', num_batches = 1, num_warmup_batches = 0}," \
       "  variables = {batch_size = {1, 2}}}" > described.lua
-    expect 0 "2 run" -- "$ENGINE" bench described.lua --out described
+    expect 0 "2 run" "writing described/bench/described/" -- "$ENGINE" bench described.lua --out described
+    # run again: it continues that file, whose points are kept
+    expect 0 "continuing described/bench/described/" "0 run, 2 kept from the file" -- \
+      "$ENGINE" bench described.lua --out described
     h5dump -a /description described/bench/described/*.h5 | grep -q '"two tiny points"' ||
       fail "the sweep's description is not in the benchmark file"
     printf '%s\n' "return {kind = 'benchmark', description = 3, parameters = {model = 'mlp'}}" > bad_description.lua
