@@ -27,6 +27,10 @@ enum class Phase { kTraining, kInference, kDataIngestion };
 Phase parse_phase(const std::string& name);
 const char* phase_name(Phase phase);
 
+// A point's options as run_point takes them. A point's parameters give them through
+// bench::point_options (point_options.hpp), with the defaults of the one table
+// (parameters.cpp); the initializers here are a plain struct's, for callers that set what they
+// need.
 struct PointOptions {
   std::vector<int64_t> input_shape;  // one sample, e.g. {1, 28, 28}
   // Models of several inputs (or of inputs that are not images or feature vectors): a batch of

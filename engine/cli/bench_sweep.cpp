@@ -12,14 +12,16 @@
 #include "engine/bench/point_process.hpp"
 #include "engine/bench/sweep_runner.hpp"
 #include "engine/bench/sweep_tables.hpp"
-#include "engine/cli/bench_point.hpp"
+#include "engine/cli/bench_sweep.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/child_process.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/statuses.hpp"
+#include "engine/run/bench_point.hpp"
 
 namespace engine::cli {
 namespace {
@@ -99,7 +101,7 @@ cxxopts::Options sweep_options() {
       "unstable_spread", "repeats whose p50s spread more than this fraction flag the point",
       cxxopts::value<double>()->default_value("0.05"))(
       "no-oom-skip", "run larger batches even after a smaller one ran out of memory")(
-      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "allocator", core::kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "h,help", "show this help");
   return options;
 }
@@ -131,7 +133,10 @@ bench::RunnerOptions runner_options(const cxxopts::ParseResult& flags) {
     run.child_flags = {"--allocator", flags["allocator"].as<std::string>()};
   }
   run.child_command = {core::executable_path(), "bench"};
-  run.run_in_process = run_point_in_process;
+  // a module file's point runs in a session whose require path starts at the file's folder
+  run.run_in_process = [](const bench::Point& point) {
+    return run::run_point_in_process(point, session_options(bench::param_text(point, "model")));
+  };
   return run;
 }
 

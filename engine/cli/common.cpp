@@ -14,26 +14,17 @@
 
 #include "engine/cli/distributed.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/threads.hpp"
 #include "engine_paths_config.hpp"
 
 namespace engine::cli {
 namespace fs = std::filesystem;
 
-const char* const kAllocatorHelp =
-    "memory allocation: caching (freed memory kept for reuse) or system (glibc's defaults)";
-
 std::string engine_home() {
   if (const char* home = std::getenv("ENGINE_HOME")) return home;
   return ENGINE_SOURCE_DIR;
 }
-
-const char* const kCudnnBenchmarkHelp =
-    "cuDNN times its algorithms for each new shape and keeps the fastest (true or false; "
-    "default true; CUDA only)";
-const char* const kTf32Help =
-    "TensorFloat-32 in float32 matrix products and convolutions (true or false; default: "
-    "PyTorch's, products off and convolutions on; CUDA only)";
 
 core::DeviceSettings device_settings(const cxxopts::ParseResult& flags) {
   core::DeviceSettings settings;
@@ -53,10 +44,10 @@ void add_run_flags(cxxopts::Options& options) {
       "out", "root folder for run files", cxxopts::value<std::string>()->default_value("runs"))(
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "device", "cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
-      "cudnn_benchmark", kCudnnBenchmarkHelp, cxxopts::value<std::string>())(
-      "tf32", kTf32Help, cxxopts::value<std::string>())(
+      "cudnn_benchmark", core::kCudnnBenchmarkHelp, cxxopts::value<std::string>())(
+      "tf32", core::kTf32Help, cxxopts::value<std::string>())(
       "seed", "random seed (default: the script's, else a fresh one)", cxxopts::value<uint64_t>())(
-      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "allocator", core::kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "q,quiet", "print only errors and the run file's path")("v,verbose", "print debug messages")(
       "h,help", "show this help");
 }

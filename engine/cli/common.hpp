@@ -20,11 +20,6 @@ std::string engine_home();
 
 // --threads --device --seed --allocator --cudnn_benchmark --tf32 --set --out --quiet --verbose
 void add_run_flags(cxxopts::Options& options);
-// Help text of --allocator, which main() applies before any command runs.
-extern const char* const kAllocatorHelp;
-// Help texts of --cudnn_benchmark and --tf32, the same for engine train, eval, predict and bench.
-extern const char* const kCudnnBenchmarkHelp;
-extern const char* const kTf32Help;
 // --cudnn_benchmark and --tf32 as given (each a value: true or false), else their defaults.
 core::DeviceSettings device_settings(const cxxopts::ParseResult& flags);
 

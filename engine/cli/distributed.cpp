@@ -82,7 +82,7 @@ void add_distributed_flags(cxxopts::Options& options) {
 }
 
 std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
-                                   const std::vector<std::string>& args) {
+                                   const std::vector<std::string>& args, int requested_threads) {
   if (!flags.count("nproc") || environment(distributed::kLaunchedVariable)) return std::nullopt;
   if (environment("RANK") || environment("WORLD_SIZE")) {
     throw core::UsageError(
@@ -118,8 +118,7 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
     throw core::UsageError("--master_port " + std::to_string(options.master_port) +
                            " is not a port (1-65535)");
   }
-  const int requested = flags["threads"].as<int>();
-  const int threads = requested > 0 ? requested : core::available_cores();
+  const int threads = requested_threads > 0 ? requested_threads : core::available_cores();
   options.threads_per_worker = std::max(1, threads / std::max(1, options.nproc));
 
   // rank 0 writes its run file's path here; a restart resumes from that run's last checkpoint

@@ -18,9 +18,10 @@ namespace engine::cli {
 void add_distributed_flags(cxxopts::Options& options);
 
 // With --nproc, in a process no launcher started: starts the workers (each runs `command`
-// with the same arguments) and returns the group's exit code. Otherwise nothing.
+// with the same arguments, and a share of `requested_threads`, 0 meaning all cores) and returns
+// the group's exit code. Otherwise nothing.
 std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
-                                   const std::vector<std::string>& args);
+                                   const std::vector<std::string>& args, int requested_threads);
 
 // This process's place: from torchrun's or Slurm's variables (a launcher's worker, a
 // scheduler's task), with --dist_timeout; one process when none is set.

@@ -35,7 +35,7 @@ int info_command(const std::vector<std::string>& args) {
   cxxopts::Options options("engine info", "Print versions, threads, BLAS and devices.");
   options.add_options()("threads", "libtorch threads (0: all cores)",
                         cxxopts::value<int>()->default_value("0"))(
-      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "allocator", core::kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "h,help", "show this help");
   auto flags = parse(options, args);
   if (flags.count("help")) {

@@ -4,6 +4,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/seed.hpp"
 
 namespace engine::cli {
@@ -19,7 +20,7 @@ int run_command(const std::vector<std::string>& args) {
   options.add_options()("script", "Lua script", cxxopts::value<std::string>())(
       "threads", "libtorch threads (0: all cores)", cxxopts::value<int>()->default_value("0"))(
       "seed", "seed libtorch's generators first", cxxopts::value<uint64_t>())(
-      "allocator", kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
+      "allocator", core::kAllocatorHelp, cxxopts::value<std::string>()->default_value("caching"))(
       "q,quiet", "print only errors")("v,verbose", "print debug messages")("h,help",
                                                                            "show this help");
   options.parse_positional({"script"});

@@ -236,7 +236,8 @@ int train_command(const std::vector<std::string>& args) {
   auto options = train_options();
   const auto flags = parse_script_command(options, args, "a script: engine train SCRIPT.lua");
   if (!flags) return 0;
-  if (auto code = launch_if_asked(*flags, "train", args)) return *code;
+  if (auto code = launch_if_asked(*flags, "train", args, (*flags)["threads"].as<int>()))
+    return *code;
   const distributed::World world = world_of(*flags);
   const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   auto request = train_request(*flags, args);

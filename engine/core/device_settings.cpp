@@ -6,6 +6,13 @@
 
 namespace engine::core {
 
+const char* const kCudnnBenchmarkHelp =
+    "cuDNN times its algorithms for each new shape and keeps the fastest (true or false; "
+    "default true; CUDA only)";
+const char* const kTf32Help =
+    "TensorFloat-32 in float32 matrix products and convolutions (true or false; default: "
+    "PyTorch's, products off and convolutions on; CUDA only)";
+
 bool parse_setting_bool(const std::string& flag, const std::string& text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "0" || text == "no" || text == "off") return false;

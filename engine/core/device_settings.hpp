@@ -21,6 +21,10 @@ struct DeviceSettings {
   std::optional<bool> tf32;
 };
 
+// Help texts of --cudnn_benchmark and --tf32, the same for engine train, eval, predict and bench.
+extern const char* const kCudnnBenchmarkHelp;
+extern const char* const kTf32Help;
+
 // "true"/"false" (also 1/0, yes/no, on/off) as a flag's value; a UsageError naming the flag
 // otherwise.
 bool parse_setting_bool(const std::string& flag, const std::string& text);

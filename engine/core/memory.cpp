@@ -149,6 +149,9 @@ void install_cpu_allocator(AllocatorPolicy policy) {
 
 }  // namespace
 
+const char* const kAllocatorHelp =
+    "memory allocation: caching (freed memory kept for reuse) or system (glibc's defaults)";
+
 AllocatorPolicy parse_allocator(const std::string& name) {
   if (name == "caching") return AllocatorPolicy::kCaching;
   if (name == "system") return AllocatorPolicy::kSystem;

@@ -12,6 +12,9 @@ namespace engine::core {
 // system: glibc's defaults, unchanged.
 enum class AllocatorPolicy { kCaching, kSystem };
 
+// Help text of --allocator, which main() applies before any command runs.
+extern const char* const kAllocatorHelp;
+
 // "caching" or "system"; anything else is a UsageError naming --allocator.
 AllocatorPolicy parse_allocator(const std::string& name);
 const char* allocator_name(AllocatorPolicy policy);

@@ -64,6 +64,13 @@ Environment process_environment() {
   };
 }
 
+torch::Device rank_device(torch::Device device, const World& world) {
+  if (device.is_cuda() && !device.has_index() && world.distributed()) {
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
+  }
+  return device;
+}
+
 World world_from_environment(const Environment& environment) {
   World world;
   const bool torchrun = environment("WORLD_SIZE") || environment("RANK");

@@ -42,6 +42,10 @@ World world_from_environment(const Environment& environment);
 // MASTER_PORT when it is set; a UsageError when it is not a port.
 std::optional<int> master_port_from(const Environment& environment);
 
+// A rank's device: cuda without an index means this machine's GPU LOCAL_RANK in a distributed
+// world, as engine train reads --device cuda; any other device is kept.
+torch::Device rank_device(torch::Device device, const World& world);
+
 // The variables a launcher sets for one of its workers, torchrun's names.
 std::vector<std::pair<std::string, std::string>> worker_environment(const World& world);
 
