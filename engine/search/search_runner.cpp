@@ -4,6 +4,10 @@
 #include <optional>
 
 #include <signal.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cmath>
@@ -20,6 +24,14 @@
 
 namespace engine::search {
 namespace {
+
+// A trial that the file system refused may not even have written its log ("exited without a
+// word"): the system's own words when the folder's file system has no room left.
+std::string with_full_disk(const std::string& reason, const std::string& folder) {
+  struct statvfs room {};
+  if (statvfs(folder.c_str(), &room) != 0 || room.f_bavail > 0) return reason;
+  return reason + "; " + std::strerror(ENOSPC) + " on the file system of " + folder;
+}
 
 namespace fs = std::filesystem;
 
@@ -276,6 +288,16 @@ class SearchRun {
       return;
     }
     const std::string reason = failure_reason(r.log);
+    if (code == core::kExitIo) {
+      // the file system refused the trial (full, a quota): every trial after it would fail
+      // the same way, and the search's own file is on it too, so the search stops here
+      const std::string why = with_full_disk(reason, trial_folder(command_, trial.id));
+      failed(r, trial, why);
+      throw core::IoError("trial " + std::to_string(trial.id) + " could not write its files (" +
+                          why +
+                          "); the search stops: make room, then go on with engine search "
+                          "--resume");
+    }
     if (trial.restarts >= config_.max_restarts) return failed(r, trial, reason);
     ++trial.restarts;
     progress_("trial " + std::to_string(trial.id) + " failed (" + reason + "); restart " +
