@@ -227,8 +227,7 @@ int bench_point(const std::vector<std::string>& args) {
   if (auto code = launch_if_asked(flags, "bench", args, requested_threads(request.point))) {
     return *code;
   }
-  request.threads =
-      core::configure_threads(threads_of_this_process(requested_threads(request.point)));
+  request.threads = apply_threads(requested_threads(request.point), distributed::World{});
   request.lua = session_options(bench::param_text(request.point, "model"));
   if (flags.count("profile")) request.profile_path = flags["profile"].as<std::string>();
   const std::string result_path = flags.count("result") ? flags["result"].as<std::string>() : "";
@@ -239,9 +238,10 @@ int bench_point(const std::vector<std::string>& args) {
   run::MeasuredPoint measured;
   try {
     if (world.distributed()) {
-      const auto device = bench::point_options(request.point).device;
-      group = std::make_unique<distributed::Group>(world, distributed::rank_device(device, world));
+      group =
+          std::make_unique<distributed::Group>(world, bench::point_options(request.point).device);
       request.group = group.get();
+      request.threads = apply_threads(requested_threads(request.point), group->world());
     }
     measured = run::measure_point(request);
   } catch (const std::exception& e) {

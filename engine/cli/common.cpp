@@ -55,7 +55,8 @@ void add_run_flags(cxxopts::Options& options) {
 int apply_common_flags(const cxxopts::ParseResult& flags) {
   if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
   if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
-  return core::configure_threads(threads_of_this_process(flags["threads"].as<int>()));
+  // a rank chooses again once the group knows how many ranks share its machine
+  return apply_threads(flags["threads"].as<int>(), distributed::World{});
 }
 
 size_t script_position(const std::vector<std::string>& args) {

@@ -156,11 +156,17 @@ distributed::World world_of(const cxxopts::ParseResult& flags) {
   return world;
 }
 
-int threads_of_this_process(int requested) {
-  if (const auto share = environment(distributed::kThreadsVariable)) {
-    return std::max(1, std::atoi(share->c_str()));
+int apply_threads(int requested, const distributed::World& world) {
+  const auto choice =
+      distributed::choose_threads(requested, world, distributed::process_environment());
+  const int threads = core::configure_threads(choice.threads);
+  if (world.distributed()) {
+    spdlog::info("rank {}: {} thread{} ({})", world.rank, threads, threads == 1 ? "" : "s",
+                 choice.reason);
+  } else {
+    spdlog::debug("{} thread{} ({})", threads, threads == 1 ? "" : "s", choice.reason);
   }
-  return requested;
+  return threads;
 }
 
 void tell_launcher_run_file(const std::string& path) {

@@ -27,9 +27,9 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
 // scheduler's task), with --dist_timeout; one process when none is set.
 distributed::World world_of(const cxxopts::ParseResult& flags);
 
-// The threads this process uses: a worker of engine's launcher (--nproc) takes its share of
-// the machine's, whatever --threads says; any other process, `requested`.
-int threads_of_this_process(int requested);
+// distributed::choose_threads applied to libtorch; a rank of a distributed world says what it
+// chose. Returns the count, which the run file records.
+int apply_threads(int requested, const distributed::World& world);
 
 // Rank 0 of a launched group tells its launcher the run file it writes (for restarts).
 void tell_launcher_run_file(const std::string& path);

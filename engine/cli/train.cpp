@@ -136,11 +136,14 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
 }
 
 std::unique_ptr<distributed::Group> join_group(const distributed::World& world,
-                                               run::RunRequest& request) {
+                                               run::RunRequest& request, int requested_threads) {
   if (!world.distributed()) return nullptr;
-  if (request.device == "cuda") request.device = "cuda:" + std::to_string(world.local_rank);
   spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
-  return std::make_unique<distributed::Group>(world, core::parse_device(request.device));
+  auto group = std::make_unique<distributed::Group>(world, core::parse_device(request.device));
+  // cuda: this machine's GPU LOCAL_RANK, which the group may have found only now
+  request.device = group->device().str();
+  request.threads = apply_threads(requested_threads, group->world());
+  return group;
 }
 
 void describe_run(run::RunContext& context) {
@@ -242,7 +245,7 @@ int train_command(const std::vector<std::string>& args) {
   const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   auto request = train_request(*flags, args);
   if (!leader && !flags->count("verbose")) spdlog::set_level(spdlog::level::warn);
-  const auto group = join_group(world, request);
+  const auto group = join_group(world, request, (*flags)["threads"].as<int>());
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   describe_run(context);
 

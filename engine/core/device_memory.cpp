@@ -70,6 +70,13 @@ void limit_device_memory(const c10::Device& device, double fraction) {
   (void)fraction;
 }
 
+void make_current_device(const c10::Device& device) {
+#ifdef ENGINE_WITH_CUDA
+  if (device.is_cuda() && device.has_index()) c10::cuda::set_device(device.index());
+#endif
+  (void)device;
+}
+
 int64_t device_memory_bytes(const c10::Device& device) {
 #ifdef ENGINE_WITH_CUDA
   if (device.is_cuda()) {

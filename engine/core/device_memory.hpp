@@ -22,6 +22,10 @@ void reset_peak_device_bytes(const c10::Device& device);
 // (torch.cuda.set_per_process_memory_fraction). An allocation past it fails as out of memory.
 // Nothing on the CPU.
 void limit_device_memory(const c10::Device& device, double fraction);
+// Makes a CUDA device with an index the current one of this process (torch.cuda.set_device), so
+// that work and libraries that use "the current device" (NCCL's communicators) land on it.
+// Nothing for other devices.
+void make_current_device(const c10::Device& device);
 // The device's whole memory in bytes; 0 for the CPU and without CUDA.
 int64_t device_memory_bytes(const c10::Device& device);
 

@@ -30,8 +30,10 @@
 #include <thread>
 #include <type_traits>
 
+#include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/distributed/distributed_error.hpp"
+#include "engine/distributed/locality.hpp"
 
 namespace engine::distributed {
 namespace {
@@ -49,8 +51,8 @@ bool loopback(const std::string& address) {
 }
 
 // Gloo's transport for this machine: GLOO_SOCKET_IFNAME's interface when set (as PyTorch
-// reads it), loopback for a world on one machine, else the address this host's name resolves
-// to.
+// reads it), loopback for a world on one machine, else the address this machine reaches
+// MASTER_ADDR from (the one the other machines can reach it at, whatever its name resolves to).
 #ifdef ENGINE_WITH_GLOO
 std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
@@ -59,6 +61,8 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const World& world) {
   if (loopback(world.master_addr) || world.local_size == world.size) {
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   }
+  const std::string address = address_towards(world.master_addr, world.master_port);
+  if (!address.empty()) return c10d::ProcessGroupGloo::createDeviceForHostname(address);
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 #endif
@@ -92,9 +96,17 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
   store_ = open_store(world_.rank == 0);
   join();
   try {
+    if (!world_.locality_known()) find_locality();
+    // cuda without an index: this machine's GPU LOCAL_RANK, current before any CUDA work
+    device_ = rank_device(device_, world_);
+    core::make_current_device(device_);
     heartbeat_ = std::make_unique<Heartbeat>(world_, open_store(false));
 #ifdef USE_C10D_NCCL
     if (device_.is_cuda()) {
+      // A collective past --dist_timeout throws from wait() (exit 8, naming the ranks) instead
+      // of NCCL's watchdog aborting the process; a user's own setting is kept.
+      setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);
+      setenv("NCCL_BLOCKING_WAIT", "1", 0);  // the name before PyTorch 2.2
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = world_.timeout;
       backend_ = process_group(c10::make_intrusive<c10d::ProcessGroupNCCL>(
@@ -209,13 +221,35 @@ void Group::join() {
     for (int r : missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
     throw DistributedError("rank(s) " + names + " of " + mine + " did not join within " +
                            seconds_text(world_.timeout) + " (rendezvous " + world_.master_addr +
-                           ":" + std::to_string(world_.master_port) +
-                           "); were they started, with this MASTER_ADDR and MASTER_PORT?");
+                           ":" + std::to_string(world_.master_port) + "); " +
+                           (world_.join_hint.empty()
+                                ? "were they started, with this MASTER_ADDR and MASTER_PORT?"
+                                : world_.join_hint));
   } catch (const core::Error&) {
     throw;
   } catch (const std::exception& e) {
     fail("joining the rendezvous", e);
   }
+}
+
+// Every rank's host identity through the store; this rank's local rank and local size where
+// the scheduler did not give them.
+void Group::find_locality() {
+  const auto key = [](int rank) { return "engine/host/" + std::to_string(rank); };
+  const std::string mine = host_identity(world_);
+  store_->set(key(world_.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < world_.size; ++r) {
+    const auto bytes =
+        r == world_.rank ? std::vector<uint8_t>(mine.begin(), mine.end()) : store_->get(key(r));
+    hosts.emplace_back(bytes.begin(), bytes.end());
+  }
+  const Locality found = locality_from_hosts(hosts, world_.rank);
+  if (!world_.local_rank_known) world_.local_rank = found.local_rank;
+  if (!world_.local_size_known) world_.local_size = found.local_size;
+  world_.local_rank_known = world_.local_size_known = true;
+  spdlog::debug("rank {}: local {} of {}, found from the ranks' hosts ({})", world_.rank,
+                world_.local_rank, world_.local_size, mine);
 }
 
 void Group::fail(const std::string& operation, const std::exception& cause) const {
@@ -233,6 +267,10 @@ std::string Group::who_is_gone() const {
   try {
     silent = heartbeat_->silent_ranks(*store_);
   } catch (const std::exception&) {
+    if (world_.rank == 0) {  // its own store: this machine's network is what went
+      return "this rank cannot reach its own rendezvous store at " + world_.master_addr +
+             ": this machine's network address or interface went away";
+    }
     return "rank 0, which serves the rendezvous store, cannot be reached: it " + gone +
            ", or its machine cannot be reached";
   }
@@ -266,10 +304,14 @@ void Group::broadcast(const std::vector<torch::Tensor>& tensors) {
 
 void Group::all_reduce(torch::Tensor& tensor, bool maximum) {
   guarded("all-reduce", [&] {
-    std::vector<torch::Tensor> tensors{tensor};
+    // NCCL carries only tensors of the group's device: a host tensor (the metrics' class
+    // counts) travels through it and comes back
+    const bool carried = tensor.device() != device_;
+    std::vector<torch::Tensor> tensors{carried ? tensor.to(device_) : tensor};
     c10d::AllreduceOptions options;
     options.reduceOp = maximum ? c10d::ReduceOp::MAX : c10d::ReduceOp::SUM;
     backend_->allreduce(tensors, options)->wait();
+    if (carried) tensor.copy_(tensors.front());
   });
 }
 
@@ -295,7 +337,12 @@ std::vector<double> Group::max(const std::vector<double>& values) {
 }
 
 void Group::barrier() {
-  guarded("barrier", [&] { backend_->barrier()->wait(); });
+  guarded("barrier", [&] {
+    c10d::BarrierOptions options;
+    // NCCL's barrier is an all-reduce on a device: this rank's, not one guessed from the rank
+    if (device_.is_cuda() && device_.has_index()) options.device_ids = {device_.index()};
+    backend_->barrier(options)->wait();
+  });
 }
 
 std::string Group::share(const std::string& value_on_rank0) {

@@ -30,7 +30,11 @@ class Group {
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
 
+  // The world as joined: the local rank and size found from the ranks' hosts where the
+  // scheduler did not say them.
   const World& world() const { return world_; }
+  // This rank's device: cuda without an index became this machine's GPU LOCAL_RANK.
+  torch::Device device() const { return device_; }
   int rank() const { return world_.rank; }
   int size() const { return world_.size; }
   bool leader() const { return world_.rank == 0; }
@@ -54,6 +58,7 @@ class Group {
 
  private:
   void join();
+  void find_locality();
   c10::intrusive_ptr<c10d::Store> open_store(bool serve) const;
   std::string who_is_gone() const;
   template <typename Fn>

@@ -11,33 +11,46 @@ constexpr int kWatchedIntervals = 3;
 }  // namespace
 
 Heartbeat::Heartbeat(const World& world, c10::intrusive_ptr<c10d::Store> store)
-    : world_(world), store_(std::move(store)) {
-  store_->add(key(world_.rank), 1);  // present before anyone can watch it
-  thread_ = std::thread([this] { beat(); });
+    : world_(world), beating_(std::make_shared<Beating>()) {
+  beating_->store = std::move(store);
+  beating_->key = key(world_.rank);
+  beating_->store->add(beating_->key, 1);  // present before anyone can watch it
+  thread_ = std::thread([beating = beating_] { beat(beating); });
 }
 
 Heartbeat::~Heartbeat() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+  std::unique_lock<std::mutex> lock(beating_->mutex);
+  beating_->stopping = true;
+  beating_->wake.notify_all();
+  const bool stopped =
+      beating_->wake.wait_for(lock, kInterval * 2, [this] { return beating_->stopped; });
+  lock.unlock();
+  if (stopped) {
+    thread_.join();
+  } else {
+    thread_.detach();  // stuck in a store call that may never return; it owns `beating`
   }
-  wake_.notify_all();
-  thread_.join();
 }
 
 std::string Heartbeat::key(int rank) {
   return "engine/heartbeat/" + std::to_string(rank);
 }
 
-void Heartbeat::beat() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, kInterval, [this] { return stopping_; })) {
+void Heartbeat::beat(const std::shared_ptr<Beating>& beating) {
+  std::unique_lock<std::mutex> lock(beating->mutex);
+  while (!beating->wake.wait_for(lock, kInterval, [&] { return beating->stopping; })) {
+    lock.unlock();  // the store call may block; the owner must still be able to give up
+    bool reached = true;
     try {
-      store_->add(key(world_.rank), 1);
+      beating->store->add(beating->key, 1);
     } catch (const std::exception&) {
-      return;  // the store is gone with rank 0: nobody is left to watch
+      reached = false;  // the store is gone with rank 0: nobody is left to watch
     }
+    lock.lock();
+    if (!reached) break;
   }
+  beating->stopped = true;
+  beating->wake.notify_all();
 }
 
 std::vector<int> Heartbeat::silent_ranks(c10d::Store& store) const {

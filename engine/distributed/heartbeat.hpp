@@ -28,6 +28,9 @@ class Heartbeat {
 
   // Starts beating through `store` (a connection used by nothing else).
   Heartbeat(const World& world, c10::intrusive_ptr<c10d::Store> store);
+  // Stops the beating. A beat stuck on a connection that no longer answers (the network to
+  // rank 0's store gone: TCP gives up only after many minutes) is left behind after two
+  // intervals, holding its own state, so that a failing rank still ends in time.
   ~Heartbeat();
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
@@ -40,13 +43,19 @@ class Heartbeat {
   static std::string key(int rank);
 
  private:
-  void beat();
+  // What the beating thread uses: shared with it, so that it may outlive this object.
+  struct Beating {
+    c10::intrusive_ptr<c10d::Store> store;
+    std::string key;
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stopping = false;
+    bool stopped = false;
+  };
+  static void beat(const std::shared_ptr<Beating>& beating);
 
   World world_;
-  c10::intrusive_ptr<c10d::Store> store_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  std::shared_ptr<Beating> beating_;
   std::thread thread_;
 };
 

@@ -1,9 +1,12 @@
 #include "engine/distributed/world.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/threads.hpp"
+#include "engine/distributed/launcher.hpp"
 
 namespace engine::distributed {
 namespace {
@@ -41,19 +44,48 @@ void check_world(const World& world, const std::string& rank_name, const std::st
                            " is outside the world (" + size_name + "=" +
                            std::to_string(world.size) + ", ranks count from 0)");
   }
-  if (world.local_size < 1 || world.local_rank >= world.local_size) {
+  if (world.locality_known() && (world.local_size < 1 || world.local_rank >= world.local_size)) {
     throw core::UsageError("local rank " + std::to_string(world.local_rank) +
                            " is outside this machine's " + std::to_string(world.local_size) +
                            " processes");
   }
 }
 
+// The scheduler's local rank and local size (-1: not given); a placeholder for what it did
+// not give.
+void set_locality(World& world, int local_rank, int local_size) {
+  world.local_rank_known = local_rank >= 0;
+  world.local_size_known = local_size >= 0;
+  world.local_rank = std::max(local_rank, 0);
+  world.local_size = local_size >= 0 ? local_size : std::max(world.local_rank + 1, 1);
+}
+
+// Whether the world spans machines as far as the variables say: fewer local ranks than ranks,
+// or Slurm's node count above one.
+bool several_machines(const Environment& environment, const World& world) {
+  if (world.local_size_known) return world.local_size < world.size;
+  const int nodes = std::max(read_count(environment, "SLURM_JOB_NUM_NODES"),
+                             read_count(environment, "SLURM_NNODES"));
+  return nodes > 1;
+}
+
+// Slurm's job variables are in an sbatch script's own environment too, where one process runs:
+// without srun it is rank 0 of SLURM_NTASKS, waiting for ranks that never come. What to say if
+// they do not.
+std::string srun_hint(const Environment& environment, const World& world) {
+  if (world.size <= 1 || environment("SLURM_STEP_ID") || environment("SLURM_STEPID")) return {};
+  return "this process was not started by srun (no SLURM_STEP_ID): in an sbatch script, start "
+         "the ranks with `srun engine train ...` (docs/distributed.md)";
+}
+
 }  // namespace
 
 std::string World::describe() const {
-  return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " (local " +
-         std::to_string(local_rank) + " of " + std::to_string(local_size) + "), rendezvous " +
-         master_addr + ":" + std::to_string(master_port);
+  const std::string local =
+      locality_known() ? "local " + std::to_string(local_rank) + " of " + std::to_string(local_size)
+                       : "local rank to be found";
+  return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " (" + local +
+         "), rendezvous " + master_addr + ":" + std::to_string(master_port);
 }
 
 Environment process_environment() {
@@ -82,8 +114,7 @@ World world_from_environment(const Environment& environment) {
     world.rank = required_count(environment, "RANK", because);
     const int local_rank = read_count(environment, "LOCAL_RANK");
     const int local_size = read_count(environment, "LOCAL_WORLD_SIZE");
-    world.local_rank = local_rank >= 0 ? local_rank : world.rank;
-    world.local_size = local_size >= 0 ? local_size : world.size;
+    set_locality(world, local_rank, local_size);
     check_world(world, "RANK", "WORLD_SIZE");
   } else if (slurm) {
     world.source = "Slurm variables";
@@ -91,15 +122,15 @@ World world_from_environment(const Environment& environment) {
     world.rank = read_count(environment, "SLURM_PROCID");
     const int local_rank = read_count(environment, "SLURM_LOCALID");
     const int local_size = read_count(environment, "SLURM_NTASKS_PER_NODE", true);
-    world.local_rank = local_rank >= 0 ? local_rank : 0;
-    world.local_size = local_size >= 0 ? local_size : world.size;
+    set_locality(world, local_rank, local_size);
     check_world(world, "SLURM_PROCID", "SLURM_NTASKS");
+    world.join_hint = srun_hint(environment, world);
   } else {
     return world;
   }
   if (const auto addr = environment("MASTER_ADDR"); addr && !addr->empty()) {
     world.master_addr = *addr;
-  } else if (world.local_size < world.size) {
+  } else if (several_machines(environment, world)) {
     throw core::UsageError("a world of " + std::to_string(world.size) +
                            " processes over several machines (" + world.source +
                            ") needs MASTER_ADDR: the address of the machine that runs rank 0");
@@ -115,6 +146,28 @@ std::optional<int> master_port_from(const Environment& environment) {
     throw core::UsageError("MASTER_PORT=" + std::to_string(port) + " is not a port (1-65535)");
   }
   return port;
+}
+
+ThreadChoice choose_threads(int requested, const World& world, const Environment& environment) {
+  if (const auto share = environment(kThreadsVariable)) {
+    return {std::max(1, std::atoi(share->c_str())), "the launcher's share of the cores"};
+  }
+  if (requested < 0) throw core::UsageError("--threads must be 0 (all cores) or a positive number");
+  if (requested > 0) return {requested, "--threads"};
+  if (const auto omp = environment("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(omp->c_str(), &end, 10);
+    if (end != omp->c_str() && *end == '\0' && n > 0 && n <= 4096) {
+      return {static_cast<int>(n), "OMP_NUM_THREADS"};
+    }
+  }
+  const int cores = core::available_cores();
+  if (world.distributed() && world.local_size > 1) {
+    return {std::max(1, cores / world.local_size), std::to_string(cores) +
+                                                       " cores shared by this machine's " +
+                                                       std::to_string(world.local_size) + " ranks"};
+  }
+  return {cores, "all cores"};
 }
 
 std::vector<std::pair<std::string, std::string>> worker_environment(const World& world) {

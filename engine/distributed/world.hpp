@@ -25,9 +25,20 @@ struct World {
   int master_port = 29500;
   std::chrono::milliseconds timeout{60000};  // rendezvous and every collective
   std::string source;  // "torchrun variables", "Slurm variables", "--nproc", "" (one process)
+  // Whether the scheduler said this rank's place on its machine (LOCAL_RANK, SLURM_LOCALID) and
+  // how many ranks share the machine (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE). Kubeflow's
+  // PyTorchJob sets neither, Slurm without --ntasks-per-node only the first: what is not said
+  // is a placeholder (0 of 1) until the group finds it from the ranks' hosts (Group::join).
+  bool local_rank_known = true;
+  bool local_size_known = true;
+  // What rank 0 adds when ranks do not join: what the variables suggest went wrong ("not
+  // started by srun"); empty when nothing does.
+  std::string join_hint;
 
   bool distributed() const { return size > 1; }
-  // "rank 1 of 4 (local 1 of 2), rendezvous 10.0.0.1:29500"
+  bool locality_known() const { return local_rank_known && local_size_known; }
+  // "rank 1 of 4 (local 1 of 2), rendezvous 10.0.0.1:29500"; "(local rank to be found)" while
+  // the locality is not known
   std::string describe() const;
 };
 
@@ -45,6 +56,17 @@ std::optional<int> master_port_from(const Environment& environment);
 // A rank's device: cuda without an index means this machine's GPU LOCAL_RANK in a distributed
 // world, as engine train reads --device cuda; any other device is kept.
 torch::Device rank_device(torch::Device device, const World& world);
+
+// The threads a process of this world uses, and why: a worker of engine's launcher (--nproc)
+// takes its share of the machine's (ENGINE_WORKER_THREADS), whatever --threads says; otherwise
+// --threads (`requested`, 0 when not given), else OMP_NUM_THREADS, else the machine's cores
+// divided among the world's ranks on this machine (its local size), else all cores. A negative
+// request is a UsageError naming --threads.
+struct ThreadChoice {
+  int threads = 1;
+  std::string reason;  // "OMP_NUM_THREADS", "16 cores shared by this machine's 2 ranks", ...
+};
+ThreadChoice choose_threads(int requested, const World& world, const Environment& environment);
 
 // The variables a launcher sets for one of its workers, torchrun's names.
 std::vector<std::pair<std::string, std::string>> worker_environment(const World& world);

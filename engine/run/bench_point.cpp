@@ -120,7 +120,7 @@ MeasuredPoint measure_point(const BenchRequest& request) {
   o = bench::point_options(request.point);
   o.profile_path = request.profile_path;
   o.group = request.group;
-  if (request.group) o.device = distributed::rank_device(o.device, request.group->world());
+  if (request.group) o.device = request.group->device();  // cuda: this machine's GPU LOCAL_RANK
   core::apply_device_settings(bench::point_device_settings(request.point));
   measured.not_applicable = bench::not_applicable(request.point, o);
   core::seed_everything(o.seed);
@@ -160,7 +160,10 @@ io::BenchPoint run_point_in_process(const bench::Point& point, const lua::Runtim
     BenchRequest request;
     request.point = point;
     request.lua = lua;
-    request.threads = core::configure_threads(static_cast<int>(bench::param_int(point, "threads")));
+    const auto choice =
+        distributed::choose_threads(static_cast<int>(bench::param_int(point, "threads")),
+                                    distributed::World{}, distributed::process_environment());
+    request.threads = core::configure_threads(choice.threads);
     return measure_point(request).point;
   } catch (const std::exception& e) {
     return failed_point(e, point);

@@ -794,6 +794,23 @@ LUA
     four=$(ls "$WORK"/four/tiny/*.h5)
     h5dump -a /world_size "$four" | grep -q '(0): 4' || fail "world_size 4 not recorded"
     close "$one" "$four" /metrics/train/loss 1e-4
+    # a PyTorchJob's four variables on one machine: the ranks find each other there (local 0
+    # and 1 of 2) and share its cores instead of each taking all of them
+    port=$(test_port)
+    for r in 0 1; do
+      RANK=$r WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+        --out "$WORK/job" -v >"job$r.txt" 2>&1 &
+      pids[$r]=$!
+    done
+    for r in 0 1; do wait "${pids[$r]}" || fail "rank $r of the job failed: $(cat job$r.txt)"; done
+    cores=$(nproc)
+    for r in 0 1; do
+      grep -qF "rank $r: local $r of 2, found from the ranks' hosts" "job$r.txt" ||
+        fail "rank $r did not find its place: $(cat job$r.txt)"
+      [ "$cores" -lt 2 ] || grep -qF "shared by this machine's 2 ranks" "job$r.txt" ||
+        fail "rank $r did not share the cores: $(cat job$r.txt)"
+    done
+    close "$one" "$(ls "$WORK"/job/tiny/*.h5)" /metrics/train/loss 1e-4
     # BatchNorm over the world's batch (8 = 2 x 4): sync_batchnorm = true, or nn.SyncBatchNorm,
     # on 2 processes logs the losses of one process
     bn() { "$ENGINE" train "$FIX/sync_bn_train.lua" --set root="$WORK/tiny" --threads 2 -q "$@" >bn.txt 2>&1 ||
@@ -926,6 +943,66 @@ LUA
     # a rank that never comes: rank 0 names it when the timeout passes
     expect 8 "rank(s) 1 of 2 did not join within 2 s" -- \
       env RANK=0 WORLD_SIZE=2 MASTER_PORT=$(test_port) "$ENGINE" "${args[@]}" --dist_timeout 2
+    ;;
+  distributed_hosts)
+    # two "machines": network namespaces joined by a veth pair, each with its own address, as
+    # two pods or two nodes are; ranks started with exactly a PyTorchJob's variables, then with
+    # Slurm's (no --ntasks-per-node), then the link cut under a running group
+    [ "$(id -u)" = 0 ] && command -v ip >/dev/null ||
+      { echo "skipped: network namespaces need root and ip (iproute2)"; exit 77; }
+    net=192.168.$((20 + RANDOM % 200)); a=enga$$; b=engb$$
+    ip netns add $a && ip netns add $b ||
+      { echo "skipped: this kernel refuses network namespaces"; exit 77; }
+    trap 'ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null' EXIT
+    ip link add va$$ type veth peer name vb$$ || fail "cannot make a veth pair"
+    ip link set va$$ netns $a && ip link set vb$$ netns $b
+    ip -n $a addr add $net.1/24 dev va$$ && ip -n $b addr add $net.2/24 dev vb$$
+    for ns in $a $b; do ip -n $ns link set lo up; done
+    ip -n $a link set va$$ up && ip -n $b link set vb$$ up
+    tiny
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/one" --threads 1 -q \
+      >/dev/null || fail "the one-process run failed"
+    one=$(ls "$WORK"/one/tiny/*.h5)
+    # host_ranks NAME VARIABLES_OF_RANK_0 -- VARIABLES_OF_RANK_1: one rank in each namespace
+    host_ranks() {
+      local name=$1 port; shift; port=$(test_port)
+      local zero=() onev=()
+      while [ "$1" != "--" ]; do zero+=("$1"); shift; done; shift; onev=("$@")
+      local run=(train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/$name" -v --dist_timeout 60)
+      ip netns exec $a env -u LOCAL_RANK -u LOCAL_WORLD_SIZE "${zero[@]}" MASTER_ADDR=$net.1 MASTER_PORT=$port \
+        "$ENGINE" "${run[@]}" >"$name-0.txt" 2>&1 &
+      local p0=$!
+      ip netns exec $b env "${onev[@]}" MASTER_ADDR=$net.1 MASTER_PORT=$port \
+        "$ENGINE" "${run[@]}" >"$name-1.txt" 2>&1 || fail "$name: rank 1 failed: $(cat "$name-1.txt")"
+      wait $p0 || fail "$name: rank 0 failed: $(cat "$name-0.txt")"
+      for r in 0 1; do
+        grep -qF "local 0 of 1, found from the ranks' hosts" "$name-$r.txt" ||
+          fail "$name: rank $r did not find itself alone on its machine: $(cat "$name-$r.txt")"
+      done
+      close "$one" "$(ls "$WORK"/$name/tiny/*.h5)" /metrics/train/loss 1e-4
+    }
+    # Kubeflow's training operator sets these four and nothing else
+    host_ranks pytorchjob RANK=0 WORLD_SIZE=2 -- RANK=1 WORLD_SIZE=2
+    grep -qF "threads (all cores)" pytorchjob-0.txt || fail "the threads chosen were not said: $(cat pytorchjob-0.txt)"
+    host_ranks slurm SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NNODES=2 SLURM_STEP_ID=0 -- \
+      SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NNODES=2 SLURM_STEP_ID=0
+    # the second machine vanishes from the network mid-run: rank 0 stops with exit 8 in time
+    port=$(test_port)
+    run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/cut" --threads 1 --dist_timeout 10)
+    ip netns exec $a env RANK=0 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >cut-0.txt 2>&1 &
+    p0=$!
+    ip netns exec $b env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >cut-1.txt 2>&1 &
+    p1=$!
+    wait_for "$WORK/cut/resume/*/ckpt-*[0-9].h5" $p0 cut-0.txt
+    ip -n $b link set vb$$ down  # machine 1 drops off the network; machine 0 keeps its address
+    start=$SECONDS
+    wait $p0; rc=$?
+    took=$((SECONDS - start))
+    kill -9 $p1 2>/dev/null; wait $p1 2>/dev/null
+    [ "$rc" = 8 ] || fail "rank 0 ended with $rc, not 8, when rank 1's machine vanished: $(cat cut-0.txt)"
+    [ "$took" -le 40 ] || fail "rank 0 took $took s to stop (--dist_timeout 10)"
+    grep -qF "rank 1 stopped answering" cut-0.txt || fail "rank 0 did not name rank 1: $(cat cut-0.txt)"
+    echo "the cut was noticed in $took s"
     ;;
   search)
     # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (net.depth - 2)^2 / 10
