@@ -64,6 +64,17 @@ GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
   try {
     c10d::verify_params_across_processes(group_.backend(), params, c10::nullopt);
   } catch (const std::exception& e) {
+    // libtorch compared every rank's parameters and they differ: the ranks are all there, and
+    // what differs is the script's model, not a rank that did not come
+    const std::string cause = core::describe_exception(e);
+    if (cause.find("expects same model") != std::string::npos ||
+        cause.find("appears not to match") != std::string::npos) {
+      throw core::ScriptError(
+          "rank " + std::to_string(group_.rank()) + ": the ranks built different models (" +
+          cause.substr(0, cause.find('\n')) +
+          "): every rank must build the same model; does the script's model depend on the "
+          "rank, the machine or a random draw before the seed?");
+    }
     group_.fail("checking that every rank builds the same model", e);
   }
   auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(

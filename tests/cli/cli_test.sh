@@ -932,6 +932,14 @@ LUA
       env RANK=1 WORLD_SIZE=3 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30
     wait $leader; rc=$?
     [ "$rc" = 8 ] && grep -qF "was started with a world of 3" rank0.txt || fail "rank 0: exit $rc, $(cat rank0.txt)"
+    # ranks that built different models are told so at once, not after the timeout
+    port=$(test_port)
+    env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 300 >model0.txt 2>&1 &
+    leader=$!
+    expect 3 "the ranks built different models" -- \
+      env RANK=1 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --set model=lenet5 --dist_timeout 300
+    wait $leader; rc=$?
+    [ "$rc" = 3 ] && grep -qF "the ranks built different models" model0.txt || fail "rank 0: exit $rc, $(cat model0.txt)"
     # a port another job holds: rank 0 waiting for its world keeps it
     port=$(test_port)
     env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30 >holder.txt 2>&1 &
