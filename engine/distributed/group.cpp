@@ -221,10 +221,8 @@ void Group::join() {
     for (int r : missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
     throw DistributedError("rank(s) " + names + " of " + mine + " did not join within " +
                            seconds_text(world_.timeout) + " (rendezvous " + world_.master_addr +
-                           ":" + std::to_string(world_.master_port) + "); " +
-                           (world_.join_hint.empty()
-                                ? "were they started, with this MASTER_ADDR and MASTER_PORT?"
-                                : world_.join_hint));
+                           ":" + std::to_string(world_.master_port) +
+                           "); were they started, with this MASTER_ADDR and MASTER_PORT?");
   } catch (const core::Error&) {
     throw;
   } catch (const std::exception& e) {

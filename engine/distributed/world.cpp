@@ -69,13 +69,15 @@ bool several_machines(const Environment& environment, const World& world) {
   return nodes > 1;
 }
 
-// Slurm's job variables are in an sbatch script's own environment too, where one process runs:
-// without srun it is rank 0 of SLURM_NTASKS, waiting for ranks that never come. What to say if
-// they do not.
-std::string srun_hint(const Environment& environment, const World& world) {
-  if (world.size <= 1 || environment("SLURM_STEP_ID") || environment("SLURM_STEPID")) return {};
-  return "this process was not started by srun (no SLURM_STEP_ID): in an sbatch script, start "
-         "the ranks with `srun engine train ...` (docs/distributed.md)";
+// Slurm's job variables are in an sbatch script's own environment too (SLURM_PROCID=0,
+// SLURM_NTASKS=N; seen with Slurm 22.05), where one process runs: without srun it would be
+// rank 0 of N, waiting for ranks that never come. Only srun's steps have SLURM_STEP_ID.
+void check_started_by_srun(const Environment& environment, const World& world) {
+  if (world.size <= 1 || environment("SLURM_STEP_ID") || environment("SLURM_STEPID")) return;
+  throw core::UsageError("SLURM_NTASKS=" + std::to_string(world.size) +
+                         " but this process was not started by srun (no SLURM_STEP_ID): in an "
+                         "sbatch script, start the ranks with `srun engine train ...` "
+                         "(docs/distributed.md, Slurm)");
 }
 
 }  // namespace
@@ -124,7 +126,7 @@ World world_from_environment(const Environment& environment) {
     const int local_size = read_count(environment, "SLURM_NTASKS_PER_NODE", true);
     set_locality(world, local_rank, local_size);
     check_world(world, "SLURM_PROCID", "SLURM_NTASKS");
-    world.join_hint = srun_hint(environment, world);
+    check_started_by_srun(environment, world);
   } else {
     return world;
   }

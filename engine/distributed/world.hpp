@@ -31,9 +31,6 @@ struct World {
   // is a placeholder (0 of 1) until the group finds it from the ranks' hosts (Group::join).
   bool local_rank_known = true;
   bool local_size_known = true;
-  // What rank 0 adds when ranks do not join: what the variables suggest went wrong ("not
-  // started by srun"); empty when nothing does.
-  std::string join_hint;
 
   bool distributed() const { return size > 1; }
   bool locality_known() const { return local_rank_known && local_size_known; }

@@ -53,6 +53,7 @@ TEST_CASE("Slurm's variables when torchrun's are absent") {
                                                                {"SLURM_NTASKS", "4"},
                                                                {"SLURM_LOCALID", "0"},
                                                                {"SLURM_NTASKS_PER_NODE", "2(x2)"},
+                                                               {"SLURM_STEP_ID", "0"},
                                                                {"MASTER_ADDR", "node01"}}));
   CHECK(world.rank == 2);
   CHECK(world.size == 4);
@@ -107,7 +108,6 @@ TEST_CASE("Slurm without --ntasks-per-node: SLURM_LOCALID kept, the local size f
   CHECK(world.local_rank_known);
   CHECK(world.local_rank == 1);
   CHECK_FALSE(world.local_size_known);
-  CHECK(world.join_hint.empty());  // started by srun
   // two nodes and no MASTER_ADDR: the rendezvous cannot be on this machine's loopback
   try {
     distributed::world_from_environment(fake({{"SLURM_PROCID", "0"},
@@ -120,11 +120,20 @@ TEST_CASE("Slurm without --ntasks-per-node: SLURM_LOCALID kept, the local size f
   }
 }
 
-TEST_CASE("Slurm's variables in an sbatch script itself (no srun): the hint says so") {
-  const auto world = distributed::world_from_environment(
-      fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}}));
-  CHECK(world.join_hint.find("not started by srun") != std::string::npos);
-  CHECK(world.join_hint.find("srun engine train") != std::string::npos);
+TEST_CASE("Slurm's variables in an sbatch script itself (no srun) are refused at once") {
+  // what the batch step of `sbatch -n 2` has (seen with Slurm 22.05): no SLURM_STEP_ID
+  try {
+    distributed::world_from_environment(
+        fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}}));
+    FAIL("rank 0 of 2 outside srun was accepted");
+  } catch (const core::UsageError& e) {
+    CHECK(std::string(e.what()).find("not started by srun (no SLURM_STEP_ID)") !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find("srun engine train") != std::string::npos);
+  }
+  // one task needs no srun
+  CHECK(distributed::world_from_environment(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}))
+            .size == 1);
 }
 
 TEST_CASE("ranks on one machine found from their hosts' identities") {
