@@ -31,6 +31,7 @@ struct Worker {
   bool prefixed = false;  // its output read through a pipe, each line prefixed with its rank
   std::string partial;    // output after its last newline
   std::optional<core::ChildEnd> end;
+  bool killed_here = false;  // the launcher's own SIGKILL: still running past the timeout
 };
 
 // The variables a worker gets besides the launcher's own environment.
@@ -148,14 +149,29 @@ GroupResult run_group(const LaunchOptions& options, const std::vector<std::strin
     }
     if (!any_running) break;
     if (kill_at && std::chrono::steady_clock::now() > *kill_at) {
-      for (auto& w : workers) w.process->signal(SIGKILL);
+      for (auto& w : workers) {
+        if (w.end || w.killed_here) continue;
+        w.killed_here = true;
+        w.process->signal(SIGKILL);
+      }
     }
   }
   if (first_failed) {
     const auto& w = workers[*first_failed];
-    result.exit_code = w.end->code();
-    result.failure = "rank " + std::to_string(w.rank) + " (pid " +
-                     std::to_string(w.process->pid()) + ") " + w.end->describe();
+    const std::string who =
+        "rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.process->pid()) + ")";
+    if (w.killed_here) {  // frozen: the others lost contact with it, and it never ended
+      result.exit_code = kDistributedErrorCode;
+      result.failure = who + " was still running " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                          options.timeout + kKillGrace)
+                                          .count()) +
+                       " s after another rank failed, and the launcher killed it: it was stuck "
+                       "(stopped, deadlocked, or waiting in a call that never returned)";
+    } else {
+      result.exit_code = w.end->code();
+      result.failure = who + " " + w.end->describe();
+    }
   }
   return result;
 }

@@ -843,6 +843,19 @@ LUA
     [ "$rc" = 137 ] || fail "exit code $rc after rank 1 was killed, expected 137: $(cat out.txt)"
     grep -qF "rank 1 (pid $victim) was killed by SIGKILL" out.txt || fail "the dead rank is not named: $(cat out.txt)"
     [ $((SECONDS - start)) -le 30 ] || fail "the group took $((SECONDS - start)) s to stop"
+    # a frozen rank (SIGSTOP): rank 0 times out, and the launcher, which kills rank 1 itself,
+    # says so instead of reporting an outside SIGKILL
+    run2 --set delay=0.1 --out "$WORK/frozen" --dist_timeout 5 >frozen.txt 2>&1 &
+    launcher=$!
+    wait_for "$WORK/frozen/resume/*/ckpt-*[0-9].h5" $launcher frozen.txt
+    victim=$(worker_pid $launcher 1)
+    [ -n "$victim" ] || fail "no rank 1 worker under launcher $launcher"
+    kill -STOP "$victim"
+    wait $launcher; rc=$?
+    [ "$rc" = 8 ] || fail "exit code $rc after rank 1 froze, expected 8: $(cat frozen.txt)"
+    grep -qF "rank 1 (pid $victim) was still running 10 s after another rank failed, and the launcher killed it" \
+      frozen.txt || fail "the frozen rank is not named as such: $(cat frozen.txt)"
+    ! grep -qF "was killed by SIGKILL" frozen.txt || fail "the launcher's own kill read as an outside one: $(cat frozen.txt)"
     # started as torchrun or srun start them (no launcher): rank 0 names rank 1 from its heartbeat
     port=$(test_port)
     pids=()
