@@ -104,6 +104,10 @@ const Parameter* find_parameter(const std::string& name) {
   return nullptr;
 }
 
+bool has_own_flag(const Parameter& parameter) {
+  return !parameter.help.empty() && parameter.name != "world_size";
+}
+
 bool takes_boolean(const Parameter& parameter) {
   return parameter.optional_boolean || std::holds_alternative<bool>(parameter.default_value);
 }

@@ -32,6 +32,10 @@ struct Parameter {
   bool optional_boolean = false;
 };
 
+// Whether `engine bench --NAME` sets the parameter: not for enabled and label (no flag), nor
+// world_size, whose flag is the launcher's --nproc.
+bool has_own_flag(const Parameter& parameter);
+
 // Whether the parameter's flag takes true or false, a bare flag meaning true.
 bool takes_boolean(const Parameter& parameter);
 

@@ -87,7 +87,7 @@ PointOptions point_options(const Point& point) {
   o.batches = parameter_value<int64_t>(point, "num_batches");
   o.warmup_batches = parameter_value<int64_t>(point, "num_warmup_batches");
   o.phase = parse_phase(text_of(point, "phase"));
-  o.device = bench_device(text_of(point, "device"));
+  o.device = point_device(point);
   o.precision = bench_precision(text_of(point, "dtype"));
   const int64_t seed = parameter_value<int64_t>(point, "seed");
   if (seed < 0) throw core::UsageError("--seed must be 0 or more, got " + std::to_string(seed));
@@ -109,6 +109,10 @@ PointOptions point_options(const Point& point) {
   o.input_shape = shape.empty() ? std::vector<int64_t>() : shape_of(shape);
   o.classes = parameter_value<int64_t>(point, "num_classes");
   return o;
+}
+
+torch::Device point_device(const Point& point) {
+  return bench_device(text_of(point, "device"));
 }
 
 core::DeviceSettings point_device_settings(const Point& point) {

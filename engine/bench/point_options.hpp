@@ -19,6 +19,10 @@ namespace engine::bench {
 // and the group are the caller's.
 PointOptions point_options(const Point& point);
 
+// The point's device (DLBS's gpu is cuda), read without touching it; a UsageError names
+// --device.
+torch::Device point_device(const Point& point);
+
 // The GPU backends' settings the point asks for (cudnn_benchmark, tf32), for
 // core::apply_device_settings.
 core::DeviceSettings point_device_settings(const Point& point);

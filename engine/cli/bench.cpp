@@ -18,7 +18,6 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/statuses.hpp"
-#include "engine/core/threads.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/run/bench_point.hpp"
@@ -69,7 +68,7 @@ std::string flag_help(const bench::Parameter& parameter) {
 void add_point_flags(cxxopts::Options& options) {
   auto add = options.add_options();
   for (const auto& parameter : bench::point_parameters()) {
-    if (parameter.help.empty() || parameter.name == "world_size") continue;  // no flag; --nproc
+    if (!bench::has_own_flag(parameter)) continue;  // world_size: --nproc, below
     auto value = cxxopts::value<std::string>();
     if (bench::takes_boolean(parameter)) value->implicit_value("true");
     add(parameter.name, flag_help(parameter), value);
@@ -96,7 +95,7 @@ bench::Point point_from_flags(const cxxopts::ParseResult& flags) {
   bench::Point point;
   for (const auto& parameter : bench::point_parameters()) {
     const std::string& name = parameter.name;
-    if (parameter.help.empty() || name == "world_size" || !flags.count(name)) continue;
+    if (!bench::has_own_flag(parameter) || !flags.count(name)) continue;
     point[name] = bench::parse_parameter(parameter, flags[name].as<std::string>());
   }
   for (const auto& alias : bench::phase_aliases()) {
@@ -238,8 +237,8 @@ int bench_point(const std::vector<std::string>& args) {
   run::MeasuredPoint measured;
   try {
     if (world.distributed()) {
-      group =
-          std::make_unique<distributed::Group>(world, bench::point_options(request.point).device);
+      // the device alone: the options would query a CUDA device before the group picks it
+      group = std::make_unique<distributed::Group>(world, bench::point_device(request.point));
       request.group = group.get();
       request.threads = apply_threads(requested_threads(request.point), group->world());
     }

@@ -57,7 +57,7 @@ void set_locality(World& world, int local_rank, int local_size) {
   world.local_rank_known = local_rank >= 0;
   world.local_size_known = local_size >= 0;
   world.local_rank = std::max(local_rank, 0);
-  world.local_size = local_size >= 0 ? local_size : std::max(world.local_rank + 1, 1);
+  world.local_size = local_size >= 0 ? local_size : 1;
 }
 
 // Whether the world spans machines as far as the variables say: fewer local ranks than ranks,

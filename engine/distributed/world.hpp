@@ -28,7 +28,7 @@ struct World {
   // Whether the scheduler said this rank's place on its machine (LOCAL_RANK, SLURM_LOCALID) and
   // how many ranks share the machine (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE). Kubeflow's
   // PyTorchJob sets neither, Slurm without --ntasks-per-node only the first: what is not said
-  // is a placeholder (0 of 1) until the group finds it from the ranks' hosts (Group::join).
+  // is a placeholder (0 of 1) until the group finds it from the ranks' hosts (Group::find_locality).
   bool local_rank_known = true;
   bool local_size_known = true;
 
