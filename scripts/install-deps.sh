@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the engine needs to build, test and run. Idempotent: prints
 # nothing and touches nothing when every package is already there.
+#   scripts/install-deps.sh [--tests]    --tests: also what only the test suite uses (a real
+#                                        Slurm for cluster.slurm, iproute2 for the namespaces)
 set -euo pipefail
+case "${1:-}" in
+  "" | --tests) ;;
+  *) echo "usage: scripts/install-deps.sh [--tests]" >&2; exit 2 ;;
+esac
 packages=(
   cmake g++ make pkg-config ccache
   libtorch-dev libopenblas0-openmp
@@ -10,6 +16,7 @@ packages=(
   librsvg2-bin  # engine report --plot FILE.png
   dataset-fashion-mnist
 )
+[ "${1:-}" = --tests ] && packages+=(slurmctld slurmd slurm-client munge iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
