@@ -211,11 +211,12 @@ int launch(const LaunchOptions& given) {
   GroupResult result;
   for (int attempt = 0;; ++attempt) {
     if (options.note) {
-      options.note(attempt == 0 ? "starting " + std::to_string(options.nproc) +
-                                      " worker processes, rendezvous " + options.master_addr + ":" +
-                                      std::to_string(options.master_port)
-                                : "restart " + std::to_string(attempt) + " of " +
-                                      std::to_string(options.max_restarts));
+      options.note(attempt == 0
+                       ? "starting " + std::to_string(options.nproc) + " worker process" +
+                             (options.nproc == 1 ? "" : "es") + ", rendezvous " +
+                             options.master_addr + ":" + std::to_string(options.master_port)
+                       : "restart " + std::to_string(attempt) + " of " +
+                             std::to_string(options.max_restarts));
     }
     result = run_group(options, options.arguments(attempt));
     if (result.exit_code == 0 || result.interrupted || attempt >= options.max_restarts) break;

@@ -935,7 +935,7 @@ LUA
     ip netns exec $b env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >cut-1.txt 2>&1 &
     p1=$!
     wait_for "$WORK/cut/resume/*/ckpt-*[0-9].h5" $p0 cut-0.txt
-    ip -n $b link set vb$$ down  # machine 1 drops off the network; machine 0 keeps its address
+    ip -n $b link set eth0 down  # machine 1 drops off the network; machine 0 keeps its address
     start=$SECONDS
     wait $p0; rc=$?
     took=$((SECONDS - start))

@@ -80,9 +80,10 @@ at_exit() {
   trap 'for c in "${EXIT_COMMANDS[@]}"; do eval "$c"; done' EXIT
 }
 
-# two_machines: two network namespaces joined by a veth pair, each with its own address, as two
-# machines (two nodes, two pods) are: each reaches the other only through its address. Sets
-# MACHINE_A and MACHINE_B (the namespaces) and NET (their addresses are $NET.1 and $NET.2);
+# two_machines: two network namespaces joined by a veth pair, each with its own address on its
+# own eth0, as two machines (two nodes, two pods) are: each reaches the other only through its
+# address. Sets MACHINE_A and MACHINE_B (the namespaces) and NET (their addresses are $NET.1 and
+# $NET.2);
 # when the script exits, whatever still runs in them is killed and they are removed. Needs
 # root: exits 77 (CTest's skip) with the reason elsewhere.
 two_machines() {
@@ -94,7 +95,7 @@ two_machines() {
   at_exit 'for ns in $MACHINE_A $MACHINE_B; do ip netns pids $ns | xargs -r kill -9; ip netns del $ns; done 2>/dev/null'
   ip link add va$$ type veth peer name vb$$ || fail "cannot make a veth pair"
   ip link set va$$ netns $MACHINE_A && ip link set vb$$ netns $MACHINE_B
-  ip -n $MACHINE_A addr add $NET.1/24 dev va$$ && ip -n $MACHINE_B addr add $NET.2/24 dev vb$$
-  for ns in $MACHINE_A $MACHINE_B; do ip -n $ns link set lo up; done
-  ip -n $MACHINE_A link set va$$ up && ip -n $MACHINE_B link set vb$$ up
+  ip -n $MACHINE_A link set va$$ name eth0 && ip -n $MACHINE_B link set vb$$ name eth0
+  ip -n $MACHINE_A addr add $NET.1/24 dev eth0 && ip -n $MACHINE_B addr add $NET.2/24 dev eth0
+  for ns in $MACHINE_A $MACHINE_B; do ip -n $ns link set lo up && ip -n $ns link set eth0 up; done
 }
