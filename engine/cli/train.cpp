@@ -138,7 +138,8 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
 std::unique_ptr<distributed::Group> join_group(const distributed::World& world,
                                                run::RunRequest& request, int requested_threads) {
   if (!world.distributed()) return nullptr;
-  spdlog::info("joining {} processes ({}), {}", world.size, world.source, world.describe());
+  spdlog::info("joining {} process{} ({}), {}", world.size, world.size == 1 ? "" : "es",
+               world.source, world.describe());
   auto group = std::make_unique<distributed::Group>(world, core::parse_device(request.device));
   // cuda: this machine's GPU LOCAL_RANK, which the group may have found only now
   request.device = group->device().str();
@@ -175,8 +176,9 @@ train::TrainResult train_recorded(run::RunContext& context, distributed::Group* 
       spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
                    trainer->state().step, trainer->state().epoch + 1);
     } else if (group) {
-      spdlog::info("training '{}' on {} processes x {} threads ({}), seed {}", spec.name,
-                   group->size(), context.request().threads, spec.device.str(), context.seed());
+      spdlog::info("training '{}' on {} process{} x {} threads ({}), seed {}", spec.name,
+                   group->size(), group->size() == 1 ? "" : "es", context.request().threads,
+                   spec.device.str(), context.seed());
     } else {
       spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
                    context.request().threads, context.seed());

@@ -112,6 +112,7 @@ World world_from_environment(const Environment& environment) {
   if (torchrun) {
     const std::string because = "RANK or WORLD_SIZE is set (torchrun's variables)";
     world.source = "torchrun variables";
+    world.launched = environment(kLaunchedVariable).has_value();
     world.size = required_count(environment, "WORLD_SIZE", because);
     world.rank = required_count(environment, "RANK", because);
     const int local_rank = read_count(environment, "LOCAL_RANK");

@@ -28,11 +28,16 @@ struct World {
   // Whether the scheduler said this rank's place on its machine (LOCAL_RANK, SLURM_LOCALID) and
   // how many ranks share the machine (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE). Kubeflow's
   // PyTorchJob sets neither, Slurm without --ntasks-per-node only the first: what is not said
-  // is a placeholder (0 of 1) until the group finds it from the ranks' hosts (Group::find_locality).
+  // is a placeholder (0 of 1) until the group finds it from the ranks' hosts
+  // (Group::find_locality).
   bool local_rank_known = true;
   bool local_size_known = true;
 
-  bool distributed() const { return size > 1; }
+  // Started by the engine's launcher (--nproc): even `--nproc 1` is a data-parallel world, of
+  // one, through the same group as N (as torchrun --nproc_per_node 1 is to a PyTorch script).
+  bool launched = false;
+
+  bool distributed() const { return size > 1 || launched; }
   bool locality_known() const { return local_rank_known && local_size_known; }
   // "rank 1 of 4 (local 1 of 2), rendezvous 10.0.0.1:29500"; "(local rank to be found)" while
   // the locality is not known

@@ -706,6 +706,13 @@ LUA
     close "$one" "$two" /metrics/validation/loss 1e-4
     close "$one" "$two" /metrics/validation/accuracy 0.02
     ls "$WORK"/two/tiny/*/ckpt-*.h5 >/dev/null || fail "rank 0 wrote no checkpoint"
+    # --nproc 1: a world of one through the group's code paths (on a GPU, NCCL's), to the same
+    # series exactly, as torchrun --nproc_per_node 1 is to a PyTorch script
+    expect 0 "starting 1 worker process," "joining 1 process (torchrun variables), rank 0 of 1" \
+      "training 'tiny' on 1 process x 2 threads" -- \
+      "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/nproc1" --nproc 1 --threads 2
+    [ "$(series "$one")" = "$(series "$(ls "$WORK"/nproc1/tiny/*.h5)")" ] ||
+      fail "a world of one differs from one process: $(diff <(series "$one") <(series "$(ls "$WORK"/nproc1/tiny/*.h5)"))"
     # two "machines" of two processes each on loopback, started as a scheduler starts them
     port=$(test_port)
     pids=()

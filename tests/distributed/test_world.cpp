@@ -4,6 +4,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/distributed/launcher.hpp"
 #include "engine/distributed/locality.hpp"
 #include "engine/distributed/world.hpp"
 
@@ -25,6 +26,16 @@ TEST_CASE("no launcher's or scheduler's variables: one process") {
   const auto world = distributed::world_from_environment(fake({}));
   CHECK(world.size == 1);
   CHECK_FALSE(world.distributed());
+}
+
+TEST_CASE("a world of one: a group only when the engine's launcher started it (--nproc 1)") {
+  const std::map<std::string, std::string> one{{"RANK", "0"}, {"WORLD_SIZE", "1"}};
+  CHECK_FALSE(distributed::world_from_environment(fake(one)).distributed());  // srun -n 1
+  auto launched = one;
+  launched[distributed::kLaunchedVariable] = "1";
+  const auto world = distributed::world_from_environment(fake(launched));
+  CHECK(world.size == 1);
+  CHECK(world.distributed());
 }
 
 TEST_CASE("torchrun's variables, with this machine's ranks") {

@@ -80,6 +80,9 @@ def test_table():
          'accuracies': [0.88, 0.905]},
         {'step': 'readme_job', 'impl': 'pytorch', 'seconds_to_target': 12.0, 'seconds': 13.0,
          'accuracies': [0.89, 0.903]},
+        {'step': 'nccl', 'case': '--nproc 1 --device cuda: a world of one through NCCL',
+         'exit': 0, 'ok': True, 'same_series': True,
+         'series': {'alone': [2.65, 1.83], 'nproc1': [2.65, 1.83]}},
         {'step': 'not_run', 'name': 'cpu_wheel', 'why': 'past the budget (500 s)'},
     ]
     text = check.table(records, elapsed=481)
@@ -94,6 +97,8 @@ def test_table():
         '| mlp | float32 | 0.100 | 0.150 | 1.50 | met |',
         'PyTorch/engine to 0.90: 3.00 (target >= 2x: met)',
         '| engine | 4.0 | 5.0 | 0.8800, 0.9050 |',
+        '--nproc 1 --device cuda: a world of one through NCCL: exit 0, ok yes, the same series '
+        'as without a group: yes; {"alone": [2.65, 1.83], "nproc1": [2.65, 1.83]}',
         '- cpu_wheel: past the budget (500 s)',
         '- the check took 481 s',
         'cuda:0   gpu_name NVIDIA H100',
