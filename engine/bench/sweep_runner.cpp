@@ -8,11 +8,13 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_process.hpp"
+#include "engine/bench/repeats.hpp"
 #include "engine/bench/sweep_tables.hpp"
 #include "engine/bench/timing.hpp"
 #include "engine/core/errors.hpp"
@@ -172,15 +174,13 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
   return point;
 }
 
-// Runs the repeats of a point and merges them: every batch, the summary of all of them, the
-// spread of the repeats' medians.
+// Runs the repeats of a point and merges them (bench/repeats.hpp), after those of `stored`
+// when the file already holds some: --repeat R adds only the missing ones.
 BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, const RunnerOptions& o,
-                             bool& stopped) {
-  std::vector<double> p50s, all_ms;
-  std::vector<int64_t> repeat_of;
-  BenchPoint merged;
-  const int repeats = std::max(1, o.repeat);
-  for (int r = 0; r < repeats; ++r) {
+                             const BenchPoint* stored, bool& stopped) {
+  Repeats repeats(o.unstable_spread);
+  if (stored) repeats.add_stored(*stored);
+  for (int r = repeats.count(); r < std::max(1, o.repeat); ++r) {
     BenchPoint one;
     if (o.isolation == Isolation::kNone) {
       one = o.run_in_process(p.params);
@@ -192,42 +192,13 @@ BenchPoint run_point_repeats(const PlannedPoint& p, const BenchRow& planned, con
       one = run_in_child(p, planned, r, o, stopped);
       if (stopped) return one;
     }
-    if (r == 0) merged = one;
     if (one.row.status != core::PointStatus::kOk) {
       one.row.repeats = r + 1;
       return one;
     }
-    p50s.push_back(one.row.p50_ms);
-    all_ms.insert(all_ms.end(), one.batch_ms.begin(), one.batch_ms.end());
-    repeat_of.insert(repeat_of.end(), one.batch_ms.size(), r);
-    if (r > 0) {
-      for (const auto& [part, ms] : one.part_ms) {
-        auto& into = merged.part_ms[part];
-        into.insert(into.end(), ms.begin(), ms.end());
-      }
-    }
-    merged.row.peak_resident_bytes =
-        std::max(merged.row.peak_resident_bytes, one.row.peak_resident_bytes);
-    merged.row.peak_device_bytes =
-        std::max(merged.row.peak_device_bytes, one.row.peak_device_bytes);
+    repeats.add(one);
   }
-  merged.batch_ms = all_ms;
-  merged.batch_repeat = repeat_of;
-  auto& row = merged.row;
-  record_summary(row, summarize(all_ms, row.batch_size));
-  record_parts(row, merged.part_ms);
-  row.repeats = repeats;
-  if (repeats > 1) {
-    std::vector<double> sorted = p50s;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2];
-    row.p50_spread = median > 0 ? (sorted.back() - sorted.front()) / median : 0;
-    row.unstable = row.p50_spread > o.unstable_spread;
-    std::string list;
-    for (double v : p50s) list += (list.empty() ? "" : ", ") + core::number_string(v);
-    merged.details["repeat_p50_ms"] = list;
-  }
-  return merged;
+  return repeats.merged();
 }
 
 }  // namespace
@@ -311,8 +282,10 @@ class SweepRun {
                                                     "dtype", "threads", "world_size"};
       if (!columns.count(name)) others_.push_back(name);
     }
-    for (const auto& p : plan) to_run_ += p.active && !kept(p) ? 1 : 0;
+    for (const auto& p : plan) to_run_ += p.active && (!kept(p) || short_of_repeats(p)) ? 1 : 0;
   }
+
+  int64_t to_run() const { return to_run_; }
 
   SweepOutcome run() {
     report_gone();
@@ -344,6 +317,12 @@ class SweepRun {
   bool kept(const PlannedPoint& p) const {
     const auto* point = stored(p);
     return point && keep_stored(point->row.status, o_.rerun);
+  }
+  // A kept point measured fewer times than --repeat asks: the missing repeats run
+  bool short_of_repeats(const PlannedPoint& p) const {
+    const auto* point = stored(p);
+    return kept(p) && point->row.status == core::PointStatus::kOk &&
+           std::max<int64_t>(1, point->row.repeats) < o_.repeat;
   }
 
   void report_gone() const {
@@ -383,7 +362,7 @@ class SweepRun {
                              "] " + point_description(p, names_);
     if (!p.active)
       return record_unrun(p, planned, core::PointStatus::kInactive, p.inactive_reason, head);
-    if (kept(p)) {
+    if (kept(p) && !short_of_repeats(p)) {
       outcome_.rows.push_back(found->row);
       ++outcome_.kept;
       std::fprintf(o_.out, "%s: kept from the file (%s)\n", head.c_str(),
@@ -416,7 +395,14 @@ class SweepRun {
     const auto state = machine_state();
     core::Timer timer;
     bool stopped = false;
-    BenchPoint point = run_point_repeats(p, planned, o_, stopped);
+    std::optional<BenchPoint> base;
+    if (short_of_repeats(p)) {
+      base = file_.point_with_batches(planned.point);
+      std::fprintf(o_.out, "  %lld repeat%s in the file; adding %lld\n",
+                   static_cast<long long>(base->row.repeats), base->row.repeats == 1 ? "" : "s",
+                   static_cast<long long>(o_.repeat - base->row.repeats));
+    }
+    BenchPoint point = run_point_repeats(p, planned, o_, base ? &*base : nullptr, stopped);
     if (stopped) {
       outcome_.interrupted = true;
       std::fprintf(o_.out, "  interrupted: this point is not recorded\n");
@@ -469,6 +455,11 @@ class SweepRun {
 };
 
 }  // namespace
+
+int64_t points_to_run(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
+                      const RunnerOptions& o) {
+  return SweepRun(plan, file, o).to_run();
+}
 
 SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
                        const RunnerOptions& o) {

@@ -67,6 +67,10 @@ struct SweepOutcome {
 
 SweepOutcome run_sweep(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
                        const RunnerOptions& options);
+// How many of the plan's points run_sweep would run: the active ones the file does not keep
+// (--rerun), and those it keeps with fewer repeats than --repeat.
+int64_t points_to_run(const std::vector<PlannedPoint>& plan, io::BenchFile& file,
+                      const RunnerOptions& options);
 
 // Each ok data-parallel row's scaling_efficiency: its throughput over world_size times that of
 // the one-process point with the same other parameters and the same batch per rank (weak

@@ -237,9 +237,11 @@ int bench_sweep(const std::vector<std::string>& args) {
   io::BenchFile file(path, info);
   size_t active = 0;
   for (const auto& p : plan) active += p.active ? 1 : 0;
-  std::printf("sweep %s: %zu points (%zu to run, %zu inactive) %s %s\n", spec.name.c_str(),
-              plan.size(), active, plan.size() - active, continuing ? "continuing" : "writing",
-              path.c_str());
+  // what will run: not the points the file keeps (--rerun), but those short of --repeat
+  const auto to_run = bench::points_to_run(plan, file, run);
+  std::printf("sweep %s: %zu points (%lld to run, %zu inactive) %s %s\n", spec.name.c_str(),
+              plan.size(), static_cast<long long>(to_run), plan.size() - active,
+              continuing ? "continuing" : "writing", path.c_str());
   std::fflush(stdout);
   return run_sweep_and_report(plan, file, run);
 }

@@ -173,6 +173,10 @@ std::vector<BenchPoint> BenchFile::points() const {
   return out;
 }
 
+BenchPoint BenchFile::point_with_batches(int64_t index) const {
+  return read_point_at(points_.get(), index, true);
+}
+
 void BenchFile::write_point(const BenchPoint& point) {
   room_.renew();
   const auto name = std::to_string(point.row.point);

@@ -65,6 +65,8 @@ class BenchFile {
 
   // The stored points: rows, parameters and details (not the batch arrays), by index.
   std::vector<BenchPoint> points() const;
+  // One stored point with its batch arrays.
+  BenchPoint point_with_batches(int64_t index) const;
   int64_t point_count() const;
   // Writes /points/<row.point> (replacing it) and its /results row, then flushes.
   void write_point(const BenchPoint& point);

@@ -656,8 +656,15 @@ LUA
       "  variables = {batch_size = {1, 2}}}" > described.lua
     expect 0 "2 run" "writing described/bench/described/" -- "$ENGINE" bench described.lua --out described
     # run again: it continues that file, whose points are kept
-    expect 0 "continuing described/bench/described/" "0 run, 2 kept from the file" -- \
+    expect 0 "(0 to run, 0 inactive) continuing described/bench/described/" "0 run, 2 kept from the file" -- \
       "$ENGINE" bench described.lua --out described
+    # --repeat on a file that holds fewer repeats adds only the missing ones
+    expect 0 "(2 to run, 0 inactive) continuing" "1 repeat in the file; adding 1" "2 repeats spread" \
+      "2 run, 0 kept from the file" -- "$ENGINE" bench described.lua --out described --repeat 2
+    h5dump -d /points/1/batch_repeat described/bench/described/*.h5 | grep -q "(0): 0, 1" ||
+      fail "the added repeat's batches are not stored beside the first's"
+    expect 0 "(0 to run, 0 inactive)" "0 run, 2 kept from the file" -- \
+      "$ENGINE" bench described.lua --out described --repeat 2
     h5dump -a /description described/bench/described/*.h5 | grep -q '"two tiny points"' ||
       fail "the sweep's description is not in the benchmark file"
     printf '%s\n' "return {kind = 'benchmark', description = 3, parameters = {model = 'mlp'}}" > bad_description.lua
