@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "engine/bench/parameters.hpp"
+#include "engine/bench/timing.hpp"
 #include "engine/core/format.hpp"
 
 namespace engine::bench {
@@ -38,13 +40,32 @@ std::string point_description(const PlannedPoint& p, const std::vector<std::stri
   return text;
 }
 
+std::string tail_percentiles_text(double p90_ms, double p99_ms, const std::string& unit) {
+  std::string text;
+  char number[64];
+  for (const auto& [name, value] : {std::pair{"p90", p90_ms}, std::pair{"p99", p99_ms}}) {
+    if (std::isnan(value)) continue;
+    std::snprintf(number, sizeof number, "%s %.3f%s, ", name, value, unit.c_str());
+    text += number;
+  }
+  return text;
+}
+
+std::string percentiles_note(int64_t batches) {
+  if (batches >= kBatchesForP99) return "";
+  if (batches >= kBatchesForP90)
+    return " (p99 needs " + std::to_string(kBatchesForP99) + " batches)";
+  return " (p90 needs " + std::to_string(kBatchesForP90) + " batches, p99 " +
+         std::to_string(kBatchesForP99) + ")";
+}
+
 std::string point_result_line(const BenchRow& row) {
   if (row.status == core::PointStatus::kOk) {
     char text[256];
     std::snprintf(text, sizeof text,
-                  "ok: p50 %.3f ms, mean %.3f ms, p90 %.3f ms, %.1f samples/s, peak %.0f MiB",
-                  row.p50_ms, row.mean_ms, row.p90_ms, row.throughput,
-                  static_cast<double>(row.peak_resident_bytes) / (1 << 20));
+                  "ok: p50 %.3f ms, mean %.3f ms, %s%.1f samples/s, peak %.0f MiB", row.p50_ms,
+                  row.mean_ms, tail_percentiles_text(row.p90_ms, NAN, " ms").c_str(),
+                  row.throughput, static_cast<double>(row.peak_resident_bytes) / (1 << 20));
     std::string line = text;
     if (row.peak_device_bytes > 0) {
       line +=

@@ -16,6 +16,12 @@ std::vector<std::string> varying_parameters(const std::vector<PlannedPoint>& pla
 std::string point_description(const PlannedPoint& p, const std::vector<std::string>& names);
 // "ok: p50 ... samples/s, peak ... MiB", or "failed: why".
 std::string point_result_line(const io::BenchRow& row);
+// "p90 1.021<unit>, p99 1.198<unit>, ": the tail percentiles that enough batches back (NaN
+// ones are left out; bench/timing.hpp), each followed by ", ".
+std::string tail_percentiles_text(double p90_ms, double p99_ms, const std::string& unit = "");
+// " (p99 needs 100 batches)", " (p90 needs 10 batches, p99 100)": what was left out for want
+// of batches; empty when nothing was.
+std::string percentiles_note(int64_t batches);
 // "data 0.120 + forward 0.310 + backward 0.520 + optimizer 0.090 ms (means)", the parts the
 // row has; empty when it has none.
 std::string parts_text(const io::BenchRow& row);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace engine::bench {
@@ -61,6 +62,10 @@ double percentile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
+namespace {
+constexpr double kNotBacked = std::numeric_limits<double>::quiet_NaN();
+}  // namespace
+
 Summary summarize(std::vector<double> batch_ms, int64_t batch_size) {
   Summary s;
   if (batch_ms.empty()) return s;
@@ -74,8 +79,9 @@ Summary summarize(std::vector<double> batch_ms, int64_t batch_size) {
   s.min_ms = batch_ms.front();
   s.max_ms = batch_ms.back();
   s.p50_ms = percentile(batch_ms, 0.50);
-  s.p90_ms = percentile(batch_ms, 0.90);
-  s.p99_ms = percentile(batch_ms, 0.99);
+  // a percentile with too few batches behind it is only the maximum under another name
+  s.p90_ms = s.batches >= kBatchesForP90 ? percentile(batch_ms, 0.90) : kNotBacked;
+  s.p99_ms = s.batches >= kBatchesForP99 ? percentile(batch_ms, 0.99) : kNotBacked;
   const auto samples = static_cast<double>(batch_size);
   s.throughput = s.mean_ms > 0 ? samples * 1000.0 / s.mean_ms : 0;
   s.throughput_p50 = s.p50_ms > 0 ? samples * 1000.0 / s.p50_ms : 0;

@@ -45,12 +45,17 @@ class PartTimer {
   std::map<std::string, std::vector<double>> ms_;
 };
 
+inline constexpr int64_t kBatchesForP90 = 10;
+inline constexpr int64_t kBatchesForP99 = 100;
+
 struct Summary {
   int64_t batches = 0;
   double mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0;
-  double p50_ms = 0, p90_ms = 0, p99_ms = 0;  // nearest-rank percentiles
-  double throughput = 0;                      // samples/s from the mean, as DLBS reports it
-  double throughput_p50 = 0;                  // samples/s from the median
+  // nearest-rank percentiles; p90 needs kBatchesForP90 batches and p99 kBatchesForP99, else NaN
+  // (with 3 batches the "p99" is the slowest batch)
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;
+  double throughput = 0;      // samples/s from the mean, as DLBS reports it
+  double throughput_p50 = 0;  // samples/s from the median
 };
 
 // Statistics of batch times for batches of batch_size samples; an empty list gives zeros.

@@ -143,11 +143,11 @@ void print_text(const run::MeasuredPoint& run) {
               static_cast<long long>(r.batch_size), r.dtype.c_str(), r.device.c_str(),
               static_cast<long long>(r.threads), r.threads == 1 ? "" : "s",
               loss.empty() ? "" : (", " + loss).c_str());
-  std::printf(
-      "  %lld timed batches: mean %.3f ms (std %.3f), p50 %.3f, p90 %.3f, p99 %.3f, "
-      "min %.3f\n",
-      static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms, r.p90_ms, r.p99_ms,
-      std::get<double>(run.point.details.at("min_ms")));
+  std::printf("  %lld timed batches: mean %.3f ms (std %.3f), p50 %.3f, %smin %.3f%s\n",
+              static_cast<long long>(r.num_batches), r.mean_ms, r.std_ms, r.p50_ms,
+              bench::tail_percentiles_text(r.p90_ms, r.p99_ms).c_str(),
+              std::get<double>(run.point.details.at("min_ms")),
+              bench::percentiles_note(r.num_batches).c_str());
   if (r.world_size > 1) {
     std::printf("  %lld processes of batch %lld each (times of rank 0): %.1f samples/s each\n",
                 static_cast<long long>(r.world_size), static_cast<long long>(r.batch_size),
@@ -197,7 +197,9 @@ void report(const cxxopts::ParseResult& flags, const run::MeasuredPoint& run,
     const auto model = std::filesystem::path(run.point.row.model).stem().string();
     const auto path = io::BenchFile::new_path(flags["out"].as<std::string>(), model);
     write_single(path, run.point, command, true);
-    std::printf("  written to %s\n  show it: engine report %s\n", path.c_str(), path.c_str());
+    // with --json, stdout holds the one JSON line and nothing else
+    std::fprintf(flags.count("json") ? stderr : stdout,
+                 "  written to %s\n  show it: engine report %s\n", path.c_str(), path.c_str());
   }
   if (flags.count("json")) {
     print_json(run);
@@ -205,8 +207,9 @@ void report(const cxxopts::ParseResult& flags, const run::MeasuredPoint& run,
     print_text(run);
   }
   if (!run.options.profile_path.empty()) {
-    std::printf("  profile: %s (open in chrome://tracing or ui.perfetto.dev)\n",
-                run.options.profile_path.c_str());
+    std::fprintf(flags.count("json") ? stderr : stdout,
+                 "  profile: %s (open in chrome://tracing or ui.perfetto.dev)\n",
+                 run.options.profile_path.c_str());
   }
 }
 

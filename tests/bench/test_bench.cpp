@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/container/sequential.h>
@@ -41,13 +43,19 @@ TEST_CASE("summarize: mean, sample std, nearest-rank percentiles, throughput") {
   CHECK(s.max_ms == 10);
   CHECK(s.p50_ms == 5);
   CHECK(s.p90_ms == 9);
-  CHECK(s.p99_ms == 10);
+  CHECK(std::isnan(s.p99_ms));  // 10 batches back a p90, not a p99
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);
+  const auto many = bench::summarize(hundred, 20);
+  CHECK(many.p90_ms == 90);
+  CHECK(many.p99_ms == 99);
   CHECK(s.throughput == doctest::Approx(20 * 1000.0 / 5.5));
   CHECK(s.throughput_p50 == doctest::Approx(20 * 1000.0 / 5));
   const auto one = bench::summarize({4}, 2);
   CHECK(one.std_ms == 0);
   CHECK(one.p50_ms == 4);
-  CHECK(one.p99_ms == 4);
+  CHECK(std::isnan(one.p90_ms));  // the one batch is no percentile
+  CHECK(std::isnan(one.p99_ms));
   CHECK(bench::summarize({}, 8).batches == 0);
 }
 

@@ -558,8 +558,16 @@ LUA
       "$ENGINE" train graphs.lua --set root="$WORK/tiny" --out "$WORK/graphs"
     ;;
   bench)
-    expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" -- \
+    expect 0 "mlp, training, batch 4" "NLLLoss" "5 timed batches" "samples/s" "peak memory" \
+      "(p90 needs 10 batches, p99 100)" -- \
       "$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --num_warmup_batches 1 --threads 1
+    # --json --out: the one JSON line alone on stdout (p99 null: 12 batches back a p90 only),
+    # the file's path on stderr
+    out=$("$ENGINE" bench --model mlp --batch_size 4 --num_batches 12 --threads 1 --json --out json 2>json-err.txt) ||
+      fail "bench --json --out failed: $(cat json-err.txt)"
+    [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && printf '%s' "$out" | grep -qE '"p90_ms":[0-9.]+,"p99_ms":null' ||
+      fail "bench --json --out printed more than its JSON line, or wrong percentiles: $out"
+    grep -qF "written to json/bench/mlp/" json-err.txt || fail "the file's path is not on stderr: $(cat json-err.txt)"
     out=$("$ENGINE" bench --model mlp --batch_size 4 --num_batches 5 --forward_only --json) ||
       fail "bench --json failed"
     printf '%s' "$out" | grep -qE '^\{"impl":"engine","model":"mlp","phase":"inference".*"p50_ms":[0-9.]+' ||
