@@ -296,14 +296,23 @@ class SweepRun {
 
  private:
   void read_stored() {
-    for (const auto& p : plan_) planned_ids_.insert(p.id);
+    std::map<std::string, size_t> position;  // a planned point's number in the progress, [k/N]
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      planned_ids_.insert(plan_[i].id);
+      position.emplace(plan_[i].id, i + 1);
+    }
     for (auto& point : file_.points()) {
       // an out-of-memory failure skips larger batches while it stands: not when it runs again
-      const bool stands =
-          !planned_ids_.count(point.row.point_id) || keep_stored(point.row.status, o_.rerun);
+      const auto planned = position.find(point.row.point_id);
+      const bool stands = planned == position.end() || keep_stored(point.row.status, o_.rerun);
       if (point.row.error_kind == "oom" && stands) {
+        // points are numbered as the progress lines number them; one no longer planned by
+        // where the file keeps it
         ooms_.push_back({point.row.batch_family, point.row.batch_size,
-                         "stored point " + std::to_string(point.row.point)});
+                         planned != position.end()
+                             ? "point " + std::to_string(planned->second) + " (kept from the file)"
+                             : "/points/" + std::to_string(point.row.point) +
+                                   " of the file (no longer planned)"});
       }
       stored_.emplace(point.row.point_id, std::move(point));
     }

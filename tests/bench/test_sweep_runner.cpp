@@ -182,7 +182,9 @@ TEST_CASE("the runner: failures are data, out of memory skips larger batches, re
     const auto outcome = bench::run_sweep(plan, file, o);
     CHECK(fake.ran.empty());
     CHECK(outcome.kept == 5);
-    CHECK(statuses(outcome)[3] == "big/256 skipped: batch 64 ran out of memory at stored point 2");
+    CHECK(statuses(outcome)[3] ==
+          "big/256 skipped: batch 64 ran out of memory at point 3 (kept from the file)");
+    // one numbering: the point the progress lines call [3/7], not the file's /points/2
     CHECK(file.point_count() == 7);
   }
   // --rerun failed: the failures run again, the ok points stay
