@@ -205,6 +205,13 @@ void apply_overrides(SweepSpec& spec, const Overrides& overrides, const Validato
 
 void check_spec(const SweepSpec& spec, const Validator& check, Matcher& matcher) {
   check.params("parameters", spec.parameters, "parameter");
+  for (const auto& name : spec.oom_family) {
+    check.key("oom_family", name, "oom_family's");
+    if (name == "batch_size") {
+      throw UsageError("oom_family names 'batch_size'" + check.where("oom_family", name) +
+                       ": the family is what stays the same while the batch grows");
+    }
+  }
   for (const auto& [name, values] : spec.variables) {
     check.key("variables", name, "variable");
     if (values.empty()) {
@@ -271,8 +278,16 @@ std::string point_id(const Point& params) {
   return core::sha256_hex(identity_text(params, true)).substr(0, 16);
 }
 
-std::string batch_family_id(const Point& params) {
-  return core::sha256_hex(identity_text(params, false)).substr(0, 16);
+std::vector<std::string> oom_family(const SweepSpec& spec) {
+  return spec.oom_family.empty() ? kDefaultOomFamily : spec.oom_family;
+}
+
+std::string batch_family_id(const Point& params, const std::vector<std::string>& family) {
+  Point members;
+  for (const auto& name : family) {
+    if (const auto it = params.find(name); it != params.end()) members.insert(*it);
+  }
+  return core::sha256_hex(identity_text(members, false)).substr(0, 16);
 }
 
 namespace {

@@ -52,6 +52,9 @@ struct SweepSpec {
   std::vector<std::string> order;  // outermost loop first; variables it leaves out follow, by name
   std::vector<Extension> extensions;
   std::function<bool(const Getter&)> where;  // false: the point is inactive
+  // The parameters that make a point's out-of-memory family: a batch that ran out of memory
+  // skips the larger batches of the points that agree on these. Empty: kDefaultOomFamily.
+  std::vector<std::string> oom_family;
   // Where a key is written in the script, for messages: " (cnn.lua:14)", or "". section is
   // "parameters", "variables", "order", "where" or "extensions[i]" (1-based).
   std::function<std::string(const std::string& section, const std::string& key)> locate;
@@ -91,7 +94,14 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema,
 // A point's identity across runs of a sweep: a hash of its parameters (all but `enabled`),
 // 16 hex digits.
 std::string point_id(const Point& params);
-// The same hash without `batch_size`: points that differ only in their batch.
-std::string batch_family_id(const Point& params);
+// The parameters of the out-of-memory family when a sweep names none: what decides how much
+// memory a batch takes, not what only changes how long it runs (num_batches, seed, ...).
+inline const std::vector<std::string> kDefaultOomFamily = {"model", "phase", "device", "dtype",
+                                                           "world_size"};
+// The sweep's family (its oom_family, else the default).
+std::vector<std::string> oom_family(const SweepSpec& spec);
+// A hash of the point's values of `family`: the points whose batches one out-of-memory failure
+// rules out above its own.
+std::string batch_family_id(const Point& params, const std::vector<std::string>& family);
 
 }  // namespace engine::bench

@@ -34,11 +34,11 @@ bool contains(const std::string& text, const char* part) {
 }
 
 // A point's row before it runs: what its parameters say.
-BenchRow planned_row(const PlannedPoint& p, int64_t index) {
+BenchRow planned_row(const PlannedPoint& p, int64_t index, const std::vector<std::string>& family) {
   BenchRow row;
   row.point = index;
   row.point_id = p.id;
-  row.batch_family = batch_family_id(p.params);
+  row.batch_family = batch_family_id(p.params, family);
   row.model = param_text(p.params, "model");
   row.phase = param_text(p.params, "phase");
   row.device = param_text(p.params, "device");
@@ -306,9 +306,11 @@ class SweepRun {
       const auto planned = position.find(point.row.point_id);
       const bool stands = planned == position.end() || keep_stored(point.row.status, o_.rerun);
       if (point.row.error_kind == "oom" && stands) {
-        // points are numbered as the progress lines number them; one no longer planned by
-        // where the file keeps it
-        ooms_.push_back({point.row.batch_family, point.row.batch_size,
+        // the family as this sweep declares it, whatever the file's run declared; points are
+        // numbered as the progress lines number them, one no longer planned by where the file
+        // keeps it
+        const Point params(point.parameters.begin(), point.parameters.end());
+        ooms_.push_back({batch_family_id(params, o_.oom_family), point.row.batch_size,
                          planned != position.end()
                              ? "point " + std::to_string(planned->second) + " (kept from the file)"
                              : "/points/" + std::to_string(point.row.point) +
@@ -366,7 +368,7 @@ class SweepRun {
     outcome_.settings.push_back(point_description(p, others_));
     const auto* found = stored(p);
     const int64_t index = found ? found->row.point : next_index_++;
-    const BenchRow planned = planned_row(p, index);
+    const BenchRow planned = planned_row(p, index, o_.oom_family);
     const std::string head = "[" + std::to_string(i + 1) + "/" + std::to_string(plan_.size()) +
                              "] " + point_description(p, names_);
     if (!p.active)

@@ -53,6 +53,7 @@ struct RunnerOptions {
   double unstable_spread = 0.05;
   Rerun rerun = Rerun::kNever;
   bool oom_skip = true;
+  std::vector<std::string> oom_family = kDefaultOomFamily;  // bench::oom_family(spec)
   std::FILE* out = stdout;
   std::function<bool()> interrupted;  // polled between points and while a child runs
 };

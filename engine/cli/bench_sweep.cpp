@@ -214,6 +214,7 @@ int bench_sweep(const std::vector<std::string>& args) {
   const auto spec = session->sweep(script);
   const auto plan = bench::expand(spec, bench::point_schema(), overrides);
   bench::check_isolation(plan, run.isolation);
+  run.oom_family = bench::oom_family(spec);
   if (flags.count("dry-run")) {
     std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),
                 bench::plan_table(plan).c_str());

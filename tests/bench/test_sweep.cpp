@@ -245,9 +245,31 @@ TEST_CASE("point identity: parameters but not enabled; batch families") {
   CHECK(bench::point_id(a) == bench::point_id(b));
   b["batch_size"] = int64_t{16};
   CHECK(bench::point_id(a) != bench::point_id(b));
-  CHECK(bench::batch_family_id(a) == bench::batch_family_id(b));
+  const auto& family = bench::kDefaultOomFamily;
+  CHECK(bench::batch_family_id(a, family) == bench::batch_family_id(b, family));
+  // what the family leaves out (the batches timed, an extension's choice) keeps a point in it
+  b["num_batches"] = int64_t{5};
+  CHECK(bench::batch_family_id(a, family) == bench::batch_family_id(b, family));
+  CHECK(bench::batch_family_id(a, {"model", "num_batches"}) !=
+        bench::batch_family_id(b, {"model", "num_batches"}));
   b["model"] = std::string("n");
-  CHECK(bench::batch_family_id(a) != bench::batch_family_id(b));
+  CHECK(bench::batch_family_id(a, family) != bench::batch_family_id(b, family));
+}
+
+TEST_CASE("oom_family: the sweep's own, checked; the default otherwise") {
+  bench::SweepSpec spec;
+  spec.name = "s";
+  spec.parameters["model"] = Value(std::string("mlp"));
+  spec.variables["batch_size"] = {Value(int64_t{8}), Value(int64_t{16})};
+  CHECK(bench::oom_family(spec) == bench::kDefaultOomFamily);
+  spec.oom_family = {"model", "phase"};
+  CHECK(bench::oom_family(spec) == std::vector<std::string>{"model", "phase"});
+  CHECK(error_of(spec) == "no error");
+  spec.oom_family = {"model", "batch_size"};
+  CHECK(error_of(spec).find("oom_family names 'batch_size'") != std::string::npos);
+  spec.oom_family = {"modle"};
+  CHECK(error_of(spec).find("oom_family's 'modle' in oom_family is not a benchmark parameter") !=
+        std::string::npos);
 }
 
 TEST_CASE("values: text, parsing, equality") {

@@ -19,8 +19,9 @@ namespace {
 using bench::Getter;
 using bench::Value;
 
-const std::set<std::string> kSweepFields = {"kind",      "name",  "description", "parameters",
-                                            "variables", "order", "extensions",  "where"};
+const std::set<std::string> kSweepFields = {"kind",       "name",      "description",
+                                            "parameters", "variables", "order",
+                                            "extensions", "where",     "oom_family"};
 const std::set<std::string> kExtensionFields = {"condition", "parameters", "cases", "enabled"};
 
 // A Lua function kept in the registry for as long as a std::function holds it.
@@ -401,21 +402,29 @@ void read_sweep_variables(lua_State* L, int sweep, Reader& reader, bench::SweepS
   lua_pop(L, 1);
 }
 
-// order = {'model', 'batch_size'}: the variables' loop order, outermost first
-void read_sweep_order(lua_State* L, int sweep, const std::string& path, Reader& reader,
-                      bench::SweepSpec& spec) {
-  raw_get(L, sweep, "order");
+// field = {'a', 'b'}: a list of names (what: "a variable's name"), into `names`
+void read_names(lua_State* L, int sweep, const std::string& path, Reader& reader, const char* field,
+                const char* what, std::vector<std::string>& names) {
+  raw_get(L, sweep, field);
   if (!lua_isnil(L, -1)) {
-    reader.check_table(-1, "order");
+    reader.check_table(-1, field);
     reader.each_item(-1, [&](int i) {
       if (lua_type(L, -1) != LUA_TSTRING) {
-        throw core::ScriptError(path + ": order[" + std::to_string(i) +
-                                "] must be a variable's name, got " + type_name(L, -1));
+        throw core::ScriptError(path + ": " + field + "[" + std::to_string(i) + "] must be " +
+                                what + ", got " + type_name(L, -1));
       }
-      spec.order.push_back(lua_tostring(L, -1));
+      names.push_back(lua_tostring(L, -1));
     });
   }
   lua_pop(L, 1);
+}
+
+// order = {'model', 'batch_size'}: the variables' loop order, outermost first;
+// oom_family = {'model', 'phase'}: what a batch that ran out of memory rules out
+void read_sweep_order(lua_State* L, int sweep, const std::string& path, Reader& reader,
+                      bench::SweepSpec& spec) {
+  read_names(L, sweep, path, reader, "order", "a variable's name", spec.order);
+  read_names(L, sweep, path, reader, "oom_family", "a parameter's name", spec.oom_family);
 }
 
 // extensions = {{condition = ..., parameters = ..., cases = ...}, ...}; where = function(point)
