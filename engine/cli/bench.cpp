@@ -38,10 +38,9 @@ std::set<std::string> boolean_flags() {
 // DLBS writes "--forward_only false" as two words; cxxopts takes an implicit value only as
 // "--forward_only=false", so the two words are joined first.
 std::vector<std::string> with_bool_values(std::vector<std::string> args) {
-  static const std::set<std::string> words = {"true", "false", "1", "0", "yes", "no", "on", "off"};
   const auto flags = boolean_flags();
   for (size_t i = 0; i + 1 < args.size(); ++i) {
-    if (flags.count(args[i]) && words.count(args[i + 1])) {
+    if (flags.count(args[i]) && core::is_setting_bool(args[i + 1])) {
       args[i] += "=" + args[i + 1];
       args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
     }

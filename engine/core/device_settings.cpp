@@ -2,6 +2,9 @@
 
 #include <ATen/Context.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "engine/core/errors.hpp"
 
 namespace engine::core {
@@ -13,10 +16,33 @@ const char* const kTf32Help =
     "TensorFloat-32 in float32 matrix products and convolutions (true or false; default: "
     "PyTorch's, products off and convolutions on; CUDA only)";
 
+namespace {
+
+// 1 for a word that means true, 0 for one that means false, -1 for any other: any case, as
+// DLBS's str2bool reads them (True, on, t, 1), plus yes/no
+int setting_bool(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* yes : {"true", "t", "1", "yes", "y", "on"}) {
+    if (lower == yes) return 1;
+  }
+  for (const char* no : {"false", "f", "0", "no", "n", "off"}) {
+    if (lower == no) return 0;
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool is_setting_bool(const std::string& text) {
+  return setting_bool(text) >= 0;
+}
+
 bool parse_setting_bool(const std::string& flag, const std::string& text) {
-  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
-  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
-  throw UsageError(flag + " takes true or false, got '" + text + "'");
+  const int value = setting_bool(text);
+  if (value < 0) throw UsageError(flag + " takes true or false, got '" + text + "'");
+  return value == 1;
 }
 
 void apply_device_settings(const DeviceSettings& settings) {

@@ -25,9 +25,11 @@ struct DeviceSettings {
 extern const char* const kCudnnBenchmarkHelp;
 extern const char* const kTf32Help;
 
-// "true"/"false" (also 1/0, yes/no, on/off) as a flag's value; a UsageError naming the flag
-// otherwise.
+// "true"/"false" (also t/f, 1/0, yes/no, y/n, on/off, in any case: DLBS's str2bool takes
+// True) as a flag's value; a UsageError naming the flag otherwise.
 bool parse_setting_bool(const std::string& flag, const std::string& text);
+// Whether parse_setting_bool takes the text.
+bool is_setting_bool(const std::string& text);
 
 // Sets libtorch's global context. Settings of the GPU backends change nothing on the CPU.
 void apply_device_settings(const DeviceSettings& settings);

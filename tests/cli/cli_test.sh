@@ -573,6 +573,9 @@ LUA
     printf '%s' "$out" | grep -qE '^\{"impl":"engine","model":"mlp","phase":"inference".*"p50_ms":[0-9.]+' ||
       fail "bench --json printed: $out"
     expect 0 "training" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only false
+    # DLBS's str2bool spellings, any case
+    expect 0 "mlp, inference" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only True
+    expect 0 "mlp, training" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only F
     expect 0 "scripts/perf/modules/lua_mlp.lua, training, batch 3" -- \
       "$ENGINE" bench --model "$REPO/scripts/perf/modules/lua_mlp.lua" --batch_size 3 --num_batches 2
     expect 0 "resnet18, training, batch 2" "CrossEntropyLoss" -- \

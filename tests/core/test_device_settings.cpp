@@ -53,6 +53,14 @@ TEST_CASE("a setting's value is true or false, and a bad one names the flag") {
   CHECK(parse_setting_bool("--tf32", "true"));
   CHECK(parse_setting_bool("--tf32", "on"));
   CHECK_FALSE(parse_setting_bool("--tf32", "0"));
+  // DLBS's str2bool spellings, in any case
+  CHECK(parse_setting_bool("--forward_only", "True"));
+  CHECK(parse_setting_bool("--forward_only", "T"));
+  CHECK(parse_setting_bool("--forward_only", "ON"));
+  CHECK_FALSE(parse_setting_bool("--forward_only", "False"));
+  CHECK_FALSE(parse_setting_bool("--forward_only", "f"));
+  CHECK(is_setting_bool("TRUE"));
+  CHECK_FALSE(is_setting_bool("maybe"));
   try {
     parse_setting_bool("--tf32", "maybe");
     FAIL("expected a UsageError");
