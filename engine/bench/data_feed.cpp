@@ -49,9 +49,11 @@ data::Pipeline real_pipeline(const DataOptions& o, const std::vector<int64_t>& i
 }  // namespace
 
 bool parse_data_kind(const std::string& name) {
-  if (name == "synthetic") return false;
+  // DLBS's synthetic/device is the engine's synthetic: one batch made once, on the point's device
+  if (name == "synthetic" || name == "synthetic/device") return false;
   if (name == "real") return true;
-  throw core::UsageError("--data must be synthetic or real, got '" + name + "'");
+  throw core::UsageError("--data must be synthetic (or DLBS's synthetic/device) or real, got '" +
+                         name + "'");
 }
 
 data::Pipeline point_pipeline(const DataOptions& o, const std::vector<int64_t>& input_shape,

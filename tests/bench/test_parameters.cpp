@@ -134,6 +134,11 @@ TEST_CASE("parameters: point_options reads DLBS's names and refuses what cannot 
   CHECK(o.data.real);
   CHECK(o.data.dir == "/d");
   CHECK(bench::point_device_settings(point_from_texts({{"tf32", "true"}})).tf32 == true);
+  // DLBS's synthetic/device: the engine's synthetic batch, made once on the device
+  CHECK_FALSE(bench::point_options(point_from_texts({{"data", "synthetic/device"}})).data.real);
+  CHECK(thrown_by([] {
+          bench::point_options(point_from_texts({{"data", "lmdb"}}));
+        }) == "--data must be synthetic (or DLBS's synthetic/device) or real, got 'lmdb'");
   CHECK(thrown_by([] {
           bench::point_options(point_from_texts({{"dtype", "int8"}}));
         }).find("--dtype must be") == 0);
