@@ -239,6 +239,33 @@ TEST_CASE("the runner: a point that left the plan is listed and kept") {
   CHECK(text.find("batch_size=16") != std::string::npos);
 }
 
+TEST_CASE(
+    "the runner: an out-of-memory failure no longer planned still skips, named by its place") {
+  const auto dir = test::scratch_dir("runner-gone-oom");
+  const auto path = dir + "/sweep.h5";
+  FakeBench fake;
+  bench::RunnerOptions o;
+  o.isolation = bench::Isolation::kNone;
+  o.run_in_process = [&fake](const bench::Point& p) { return fake(p); };
+  o.out = std::fopen("/dev/null", "w");
+  io::BenchInfo info;
+  {
+    io::BenchFile file(path, info);
+    bench::run_sweep({planned("big", 32), planned("big", 64)}, file, o);  // 64 runs out
+  }
+  fake.ran.clear();
+  {
+    // the edited sweep drops batch 64 and asks for 128: the stored failure still rules it out
+    io::BenchFile file(path, info);
+    const auto outcome = bench::run_sweep({planned("big", 32), planned("big", 128)}, file, o);
+    CHECK(fake.ran.empty());
+    CHECK(
+        statuses(outcome)[1] ==
+        "big/128 skipped: batch 64 ran out of memory at /points/1 of the file (no longer planned)");
+  }
+  std::fclose(o.out);
+}
+
 TEST_CASE("the runner: repeats merge their batches and flag a spread") {
   const auto dir = test::scratch_dir("runner-repeat");
   int calls = 0;
