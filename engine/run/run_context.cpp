@@ -17,6 +17,7 @@
 #include "engine/core/seed.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/io/result_file.hpp"
+#include "engine/train/checkpoint.hpp"
 
 namespace engine::run {
 namespace {
@@ -44,7 +45,7 @@ std::string auto_resume_target(const std::string& root, const std::string& name)
       continue;
     }
     if (run.status() != core::name_of(core::FileStatus::kCompleted) &&
-        run.latest_checkpoint.empty()) {
+        run.latest_checkpoint.empty() && train::newest_checkpoint_on_disk(path).first.empty()) {
       spdlog::info("--resume auto: the newest run {} has no checkpoint: it is left as it is", path);
       return {};
     }

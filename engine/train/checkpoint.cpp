@@ -515,6 +515,35 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   return reading(path, [&] { return read_checkpoint_info_unchecked(path); });
 }
 
+namespace {
+
+// The step of "ckpt-<step>.h5"; -1 for any other name.
+int64_t checkpoint_step(const fs::path& file) {
+  const std::string name = file.filename().string();
+  const std::string prefix = "ckpt-", suffix = ".h5";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return -1;
+  }
+  const std::string digits =
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return -1;
+  return std::stoll(digits);
+}
+
+}  // namespace
+
+std::pair<std::string, int64_t> newest_checkpoint_on_disk(const std::string& run_file) {
+  const fs::path folder = fs::path(run_file).parent_path() / fs::path(run_file).stem();
+  std::pair<std::string, int64_t> newest{"", -1};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const int64_t step = checkpoint_step(entry.path());
+    if (step > newest.second && entry.is_regular_file(ec)) newest = {entry.path().string(), step};
+  }
+  return newest;
+}
+
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
   const std::string& path = run_file_or_checkpoint;
   if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
@@ -526,6 +555,11 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   auto file = h5::open_file_while_written(path);
   const hid_t root = file.get();
   if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
+  const auto on_disk = newest_checkpoint_on_disk(path);
+  if (!h5::exists(root, "checkpoints") ||
+      !h5::has_attribute(h5::open_group(root, "checkpoints").get(), "latest")) {
+    if (!on_disk.first.empty() && h5::exists(root, "metrics")) return on_disk.first;
+  }
   if (!h5::exists(root, "checkpoints")) {
     if (h5::exists(root, "metrics")) {
       throw core::DataError(flag + " " + path +
@@ -544,6 +578,13 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   const std::string recorded = h5::read_string_attribute(group.get(), "latest");
   const fs::path folder = fs::path(path).parent_path() / fs::path(path).stem();
   const std::string latest = (folder / fs::path(recorded).filename()).string();
+  // written and renamed into place, not yet noted: newer by step and by time (a checkpoint
+  // left from before a resume from an older one has the higher step but is older)
+  std::error_code ec;
+  if (on_disk.second > checkpoint_step(latest) && fs::is_regular_file(latest, ec) &&
+      fs::last_write_time(on_disk.first, ec) > fs::last_write_time(latest, ec)) {
+    return on_disk.first;
+  }
   if (!fs::is_regular_file(latest)) {
     throw core::DataError(flag + " " + path + ": its latest checkpoint " +
                           fs::path(recorded).filename().string() + " is missing from " +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "engine/data/source.hpp"
 #include "engine/train/spec.hpp"
@@ -36,7 +37,12 @@ std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
                                                 const data::Source& trained_on,
                                                 const std::string& input);
 // A run file's latest checkpoint; a path that is a checkpoint is returned as it is. flag is the
-// option the path came from (--resume, --checkpoint), which every error names.
+// option the path came from (--resume, --checkpoint), which every error names. A checkpoint in
+// the run's folder newer than the one the run file records (a kill between the checkpoint's
+// rename into place and the run file's note of it) is the latest.
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag);
+// The checkpoint of the highest step in a run file's folder (runs/<name>/<run>/ckpt-<step>.h5,
+// each put in place whole by a rename), and that step; {"", -1} when there is none.
+std::pair<std::string, int64_t> newest_checkpoint_on_disk(const std::string& run_file);
 
 }  // namespace engine::train
