@@ -329,11 +329,14 @@ class SweepRun {
     const auto* point = stored(p);
     return point && keep_stored(point->row.status, o_.rerun);
   }
+  // The repeats a stored point holds (a row from before repeats were counted holds one)
+  static int64_t repeats_of(const BenchPoint& point) {
+    return std::max<int64_t>(1, point.row.repeats);
+  }
   // A kept point measured fewer times than --repeat asks: the missing repeats run
   bool short_of_repeats(const PlannedPoint& p) const {
     const auto* point = stored(p);
-    return kept(p) && point->row.status == core::PointStatus::kOk &&
-           std::max<int64_t>(1, point->row.repeats) < o_.repeat;
+    return kept(p) && point->row.status == core::PointStatus::kOk && repeats_of(*point) < o_.repeat;
   }
 
   void report_gone() const {
@@ -409,9 +412,10 @@ class SweepRun {
     std::optional<BenchPoint> base;
     if (short_of_repeats(p)) {
       base = file_.point_with_batches(planned.point);
+      const int64_t have = repeats_of(*base);
       std::fprintf(o_.out, "  %lld repeat%s in the file; adding %lld\n",
-                   static_cast<long long>(base->row.repeats), base->row.repeats == 1 ? "" : "s",
-                   static_cast<long long>(o_.repeat - base->row.repeats));
+                   static_cast<long long>(have), have == 1 ? "" : "s",
+                   static_cast<long long>(o_.repeat - have));
     }
     BenchPoint point = run_point_repeats(p, planned, o_, base ? &*base : nullptr, stopped);
     if (stopped) {

@@ -60,10 +60,8 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(rank, sorted.size()) - 1];
 }
 
-}  // namespace
-
-namespace {
 constexpr double kNotBacked = std::numeric_limits<double>::quiet_NaN();
+
 }  // namespace
 
 Summary summarize(std::vector<double> batch_ms, int64_t batch_size) {

@@ -555,12 +555,11 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   auto file = h5::open_file_while_written(path);
   const hid_t root = file.get();
   if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
+  // a checkpoint renamed into place that the run file has not noted (a kill in between)
   const auto on_disk = newest_checkpoint_on_disk(path);
-  if (!h5::exists(root, "checkpoints") ||
-      !h5::has_attribute(h5::open_group(root, "checkpoints").get(), "latest")) {
-    if (!on_disk.first.empty() && h5::exists(root, "metrics")) return on_disk.first;
-  }
+  const bool unnoted = !on_disk.first.empty() && h5::exists(root, "metrics");
   if (!h5::exists(root, "checkpoints")) {
+    if (unnoted) return on_disk.first;
     if (h5::exists(root, "metrics")) {
       throw core::DataError(flag + " " + path +
                             ": the run stopped before writing its first checkpoint" +
@@ -570,6 +569,7 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   }
   auto group = h5::open_group(root, "checkpoints");
   if (!h5::has_attribute(group.get(), "latest")) {
+    if (unnoted) return on_disk.first;
     throw core::DataError(flag + " " + path + ": the run wrote no checkpoint yet");
   }
   // found by location, never by the path recorded: the run file's own checkpoint folder
@@ -578,8 +578,8 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   const std::string recorded = h5::read_string_attribute(group.get(), "latest");
   const fs::path folder = fs::path(path).parent_path() / fs::path(path).stem();
   const std::string latest = (folder / fs::path(recorded).filename()).string();
-  // written and renamed into place, not yet noted: newer by step and by time (a checkpoint
-  // left from before a resume from an older one has the higher step but is older)
+  // one newer than the noted one, by step and by time (a checkpoint left from before a resume
+  // from an older one has the higher step but is older)
   std::error_code ec;
   if (on_disk.second > checkpoint_step(latest) && fs::is_regular_file(latest, ec) &&
       fs::last_write_time(on_disk.first, ec) > fs::last_write_time(latest, ec)) {

@@ -421,8 +421,8 @@ void read_names(lua_State* L, int sweep, const std::string& path, Reader& reader
 
 // order = {'model', 'batch_size'}: the variables' loop order, outermost first;
 // oom_family = {'model', 'phase'}: what a batch that ran out of memory rules out
-void read_sweep_order(lua_State* L, int sweep, const std::string& path, Reader& reader,
-                      bench::SweepSpec& spec) {
+void read_sweep_name_lists(lua_State* L, int sweep, const std::string& path, Reader& reader,
+                           bench::SweepSpec& spec) {
   read_names(L, sweep, path, reader, "order", "a variable's name", spec.order);
   read_names(L, sweep, path, reader, "oom_family", "a parameter's name", spec.oom_family);
 }
@@ -468,7 +468,7 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
   spec.parameters = reader.params_at(-1, "parameters");
   lua_pop(L, 1);
   read_sweep_variables(L, sweep, reader, spec);
-  read_sweep_order(L, sweep, path, reader, spec);
+  read_sweep_name_lists(L, sweep, path, reader, spec);
   read_sweep_extensions(L, sweep, path, reader, spec);
   const auto text = std::make_shared<std::string>(read_text(path));
   spec.locate = [path, text](const std::string& section, const std::string& key) {
