@@ -2,14 +2,46 @@
 // docs/results.md.
 #include <cstdio>
 
+#include "engine/bench/parameters.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/io/bench_file.hpp"
 #include "engine/report/chart_file.hpp"
+#include "engine/report/dlbs_export.hpp"
 #include "engine/report/html.hpp"
 #include "engine/report/reports.hpp"
 
 namespace engine::cli {
+namespace {
+
+// --format dlbs: every point of the benchmark files as DLBS's records, on stdout.
+int dlbs_report(const std::vector<std::string>& inputs, const cxxopts::ParseResult& flags) {
+  for (const char* other :
+       {"rows", "cols", "value", "compare", "plot", "html", "filter", "sort", "last"}) {
+    if (flags.count(other)) {
+      throw core::UsageError(std::string("--format dlbs writes every point as DLBS's records; --") +
+                             other + " does not apply (select with DLBS's bench_data.py --select)");
+    }
+  }
+  const auto files = report::result_files(inputs);
+  if (files.benchmarks.empty()) {
+    throw core::UsageError("--format dlbs exports benchmark files; " + core::join(inputs, ", ") +
+                           " holds none");
+  }
+  std::vector<io::BenchContents> contents;
+  for (const auto& path : files.benchmarks) contents.push_back(io::BenchFile::read_all(path));
+  report::DlbsNames names;
+  for (const auto& parameter : bench::point_parameters()) {
+    if (!parameter.dlbs.empty()) names[parameter.name] = parameter.dlbs;
+  }
+  const std::string text = report::dlbs_document(contents, names);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace
 
 int report_command(const std::vector<std::string>& args) {
   cxxopts::Options options(
@@ -21,7 +53,8 @@ int report_command(const std::vector<std::string>& args) {
   options.positional_help("FILE|FOLDER...").show_positional_help();
   options.add_options()("inputs", "run and benchmark files, and folders",
                         cxxopts::value<std::vector<std::string>>())(
-      "format", "text, csv, markdown or json",
+      "format",
+      "text, csv, markdown or json; dlbs: benchmark points as DLBS's JSON (bench_data.py reads it)",
       cxxopts::value<std::string>()->default_value("text"))(
       "sort", "sort the comparison by this column (metrics best first)",
       cxxopts::value<std::string>()->default_value(""))(
@@ -48,6 +81,7 @@ int report_command(const std::vector<std::string>& args) {
   }
   report::ReportRequest request;
   if (flags.count("inputs")) request.inputs = flags["inputs"].as<std::vector<std::string>>();
+  if (flags["format"].as<std::string>() == "dlbs") return dlbs_report(request.inputs, flags);
   request.format = report::parse_format(flags["format"].as<std::string>());
   request.selection.sort = flags["sort"].as<std::string>();
   if (flags.count("filter"))

@@ -156,7 +156,7 @@ Format parse_format(const std::string& name) {
   if (name == "csv") return Format::kCsv;
   if (name == "markdown" || name == "md") return Format::kMarkdown;
   if (name == "json") return Format::kJson;
-  throw core::UsageError("--format must be text, csv, markdown or json, got '" + name + "'");
+  throw core::UsageError("--format must be text, csv, markdown, json or dlbs, got '" + name + "'");
 }
 
 std::string number_text(double value) {

@@ -179,7 +179,7 @@ bad ckpt.eval_not_hdf5 5 "--checkpoint $WORK/notes.h5: not an HDF5 file" -- "$EN
 bad search.resume_run_file 5 "is not a search file" -- "$ENGINE" search --resume "$run"
 bad report.checkpoint 2 "is a checkpoint: engine report reads run files" -- "$ENGINE" report "$ckpt"
 bad report.not_hdf5 5 "notes.h5 is not an HDF5 file" -- "$ENGINE" report "$WORK/notes.h5"
-bad report.bad_format 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$run" --format xml
+bad report.bad_format 2 "--format must be text, csv, markdown, json or dlbs, got 'xml'" -- "$ENGINE" report "$run" --format xml
 bad report.bad_filter 2 "is not COLUMN OP VALUE" -- "$ENGINE" report "$run" "$run" --filter lr
 bad report.bad_plot 2 "the chart's file must end in .svg or .png" -- "$ENGINE" report "$run" --plot "$WORK/c.gif"
 

@@ -1222,6 +1222,13 @@ LUA
     printf '%s\n' "$out" | grep -qE '^mlp,1,[0-9.]+$' || fail "speedup pivot as CSV: $out"
     expect 2 "--value: no column 'speed' in the benchmark points" -- \
       "$ENGINE" report "$WORK/bench" --value speed
+    # DLBS's records (tests/report/test_dlbs_export.cpp checks every key): one per point
+    out=$("$ENGINE" report "$WORK/bench" --format dlbs) || fail "--format dlbs failed: $out"
+    [ "$(printf '%s\n' "$out" | grep -c '"exp.replica_batch": ')" = 2 ] || fail "--format dlbs: $out"
+    printf '%s\n' "$out" | grep -qF '"exp.model_title": "mlp"' || fail "--format dlbs, no model title: $out"
+    expect 2 "--format dlbs exports benchmark files; $WORK/runs holds none" -- \
+      "$ENGINE" report "$WORK/runs" --format dlbs
+    expect 2 "--rows does not apply" -- "$ENGINE" report "$WORK/bench" --format dlbs --rows model
     # the same point measured again: compared point by point against its noise
     "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --num_warmup_batches 1 --threads 1 \
       --out "$WORK/again" >out.txt 2>&1 || fail "bench again failed: $(cat out.txt)"
@@ -1244,7 +1251,7 @@ LUA
     expect 2 "the chart's file must end in .svg or .png" -- "$ENGINE" report "$file" --plot "$WORK/c.jpg"
     expect 2 "--compare makes a table only" -- "$ENGINE" report --compare "$first" "$second" --plot "$WORK/c.svg"
     # bad input
-    expect 2 "--format must be text, csv, markdown or json, got 'xml'" -- "$ENGINE" report "$file" --format xml
+    expect 2 "--format must be text, csv, markdown, json or dlbs, got 'xml'" -- "$ENGINE" report "$file" --format xml
     expect 2 "--sort: no column 'accuracy' (columns: run, name" -- "$ENGINE" report "$WORK/runs" --sort accuracy
     expect 2 "is a checkpoint: engine report reads run files" -- \
       "$ENGINE" report "$(ls "$WORK"/runs/tiny/*/ckpt-*.h5 | head -1)"

@@ -89,7 +89,7 @@ TEST_CASE("a table renders as aligned text, CSV, Markdown and JSON records") {
   CHECK(json[0]["n"] == 3);
   CHECK(json[1]["value"].is_null());
   CHECK_THROWS_WITH_AS(report::parse_format("xml"),
-                       "--format must be text, csv, markdown or json, got 'xml'", core::UsageError);
+                       "--format must be text, csv, markdown, json or dlbs, got 'xml'", core::UsageError);
   CHECK(report::number_text(1234567.0) == "1234567");
   CHECK(report::number_text(0.5) == "0.5");
   CHECK(report::number_text(2.5e-7) == "2.500e-07");
