@@ -66,7 +66,8 @@ int report_command(const std::vector<std::string>& args) {
       "cols", "benchmarks: pivot with a column per value of this column (batch_size)",
       cxxopts::value<std::string>())(
       "value",
-      "benchmarks: the pivot's value: throughput, p50_ms, speedup, efficiency or any number column",
+      "benchmarks: the pivot's value: throughput, p50_ms, speedup, efficiency or any number "
+      "column; several, comma-separated, make a table each",
       cxxopts::value<std::string>())(
       "compare", "two benchmark files, BEFORE AFTER: the change of every point, against its noise")(
       "plot", "also draw charts into FILE.svg or FILE.png: runs' curves, benchmarks' throughput",
@@ -94,7 +95,11 @@ int report_command(const std::vector<std::string>& args) {
     report::Pivot pivot;
     if (flags.count("rows")) pivot.rows = report::split_columns(flags["rows"].as<std::string>());
     if (flags.count("cols")) pivot.cols = flags["cols"].as<std::string>();
-    if (flags.count("value")) pivot.value = flags["value"].as<std::string>();
+    if (flags.count("value")) {
+      request.values = report::split_columns(flags["value"].as<std::string>());
+      if (request.values.empty()) throw core::UsageError("--value names no column");
+      pivot.value = request.values.front();
+    }
     request.pivot = pivot;
   }
   request.choose_x = flags.count("cols") == 0;

@@ -116,10 +116,17 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
       t.rows.push_back(std::move(row));
     }
   }
-  size_t points = 0;
-  for (const auto& file : files) points += file.points.size();
+  size_t points = 0, superlinear = 0;
+  for (const auto& file : files) {
+    points += file.points.size();
+    for (const auto& p : file.points) superlinear += p.row.scaling_efficiency > 1.0 + 1e-9;
+  }
   t.title = std::to_string(points) + " benchmark point" + (points == 1 ? "" : "s") + " in " +
             std::to_string(files.size()) + " file" + (files.size() == 1 ? "" : "s");
+  if (superlinear > 0) {
+    t.title += "; scaling_efficiency ABOVE 1 (more than linear: check it against the noise) at " +
+               std::to_string(superlinear) + " point" + (superlinear == 1 ? "" : "s");
+  }
   return t;
 }
 
@@ -151,6 +158,45 @@ size_t index_in(std::vector<Item>& list, const Item& item, Equal equal) {
   }
   list.push_back(item);
   return list.size() - 1;
+}
+
+// The columns that may tell apart points that share a pivot cell: the points' parameters
+// (every column but the results and the bookkeeping), then the file they are in.
+bool result_column(const std::string& name) {
+  static const std::set<std::string> results = {"file",
+                                                "point",
+                                                "status",
+                                                "p50_ms",
+                                                "mean_ms",
+                                                "p90_ms",
+                                                "throughput",
+                                                "throughput_per_rank",
+                                                "scaling_efficiency",
+                                                "peak_resident_mb",
+                                                "reason"};
+  return results.count(name) > 0;
+}
+
+// The rows of `points` grouped by their values in `columns`, as one text key each.
+std::map<std::string, std::vector<size_t>> groups_by(const Table& points,
+                                                     const std::vector<size_t>& columns) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t r = 0; r < points.rows.size(); ++r) {
+    std::string key;
+    for (size_t c : columns) key += cell_text(points.rows[r][c]) + '\x1f';
+    groups[key].push_back(r);
+  }
+  return groups;
+}
+
+bool varies_within(const Table& points, const std::map<std::string, std::vector<size_t>>& groups,
+                   size_t column) {
+  for (const auto& [_, rows] : groups) {
+    for (size_t r : rows) {
+      if (!same_cell(points.rows[r][column], points.rows[rows.front()][column])) return true;
+    }
+  }
+  return false;
 }
 
 PivotCells collect_cells(const Table& points, const Pivot& request, bool derived) {
@@ -210,10 +256,67 @@ std::vector<Cell> pivot_row(const PivotCells& cells, size_t k, const std::vector
   return row;
 }
 
+// Efficiency above 1 (100%) is flagged, not capped as DLBS does: more than linear scaling is
+// usually noise or a cache effect, and the figure should be looked at.
+std::string superlinear_note(const Table& pivoted, const Pivot& request) {
+  if (request.value != "efficiency" && request.value != "scaling_efficiency") return "";
+  std::vector<std::string> where;
+  const size_t keys = request.rows.size();
+  for (const auto& row : pivoted.rows) {
+    for (size_t c = keys; c < row.size(); ++c) {
+      const auto v = number_in(row[c]);
+      if (!v || *v <= 1.0 + 1e-9) continue;
+      std::vector<std::string> key;
+      for (size_t k = 0; k < keys; ++k) key.push_back(cell_text(row[k]));
+      where.push_back(core::join(key, " ") + " " + pivoted.columns[c] + " (" + number_text(*v) +
+                      ")");
+    }
+  }
+  if (where.empty()) return "";
+  return "; ABOVE 1 (more than linear: check it against the noise): " + core::join(where, ", ");
+}
+
 }  // namespace
 
-Table pivot(const Table& points, const Pivot& request) {
+Pivot split_shared_cells(const Table& points, Pivot request) {
   if (request.rows.empty()) throw core::UsageError("--rows names no column");
+  std::vector<size_t> key;
+  for (const auto& name : request.rows) key.push_back(column_or_fail(points, name, "--rows"));
+  key.push_back(column_or_fail(points, request.cols, "--cols"));
+  std::vector<std::string> candidates;
+  for (const auto& name : points.columns) {
+    if (!result_column(name)) candidates.push_back(name);
+  }
+  candidates.push_back("file");
+  for (const auto& name : candidates) {
+    std::map<std::string, std::vector<size_t>> shared;
+    for (auto& [group, rows] : groups_by(points, key)) {
+      if (rows.size() > 1) shared[group] = std::move(rows);
+    }
+    if (shared.empty()) return request;
+    if (points.column(name) < 0) continue;
+    const size_t column = static_cast<size_t>(points.column(name));
+    if (std::find(key.begin(), key.end(), column) != key.end()) continue;
+    if (!varies_within(points, shared, column)) continue;
+    request.rows.push_back(name);
+    request.split_by.push_back(name);
+    key.insert(key.end() - 1, column);
+  }
+  for (const auto& [group, rows] : groups_by(points, key)) {
+    if (rows.size() < 2) continue;
+    const auto text = [&](size_t row, const char* column) {
+      const int c = points.column(column);
+      return c < 0 ? std::string("?") : cell_text(points.rows[row][static_cast<size_t>(c)]);
+    };
+    throw core::UsageError("points " + text(rows[0], "point") + " and " + text(rows[1], "point") +
+                           " of " + text(rows[1], "file") +
+                           " have the same parameters: no column tells them apart in the pivot");
+  }
+  return request;
+}
+
+Table pivot(const Table& points, const Pivot& asked) {
+  const Pivot request = split_shared_cells(points, asked);
   const bool derived = request.value == "speedup" || request.value == "efficiency";
   const PivotCells cells = collect_cells(points, request, derived);
   std::vector<size_t> order(cells.col_values.size());
@@ -233,7 +336,11 @@ Table pivot(const Table& points, const Pivot& request) {
       (request.value.size() > 3 && request.value.compare(request.value.size() - 3, 3, "_ms") == 0
            ? " (ms)"
            : "") +
-      (derived ? " (against the first " + request.cols + " of each row)" : "");
+      (derived ? " (against the first " + request.cols + " of each row)" : "") +
+      (request.split_by.empty() ? ""
+                                : "; rows split by " + core::join(request.split_by, ", ") +
+                                      ", which tells apart points that would share a cell") +
+      superlinear_note(t, request);
   return t;
 }
 

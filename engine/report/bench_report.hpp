@@ -21,11 +21,20 @@ struct Pivot {
   std::vector<std::string> rows{"model"};  // columns of bench_points that name a row
   std::string cols = "batch_size";         // the column whose values become columns
   std::string value = "throughput";        // a numeric column, or speedup or efficiency
+  std::vector<std::string> split_by;       // rows added by split_shared_cells
 };
 
-// `points` pivoted: one row per distinct `rows` key, one column per distinct `cols` value (in
-// numeric order when they are numbers), the `value` of the ok point there (the last one when
-// several files hold it). A UsageError names a column that does not exist.
+// The pivot with the rows that keep every point in a cell of its own: where several points
+// would share a (rows, cols) cell (two phases, two seeds, one point in two files), the first
+// column that tells them apart (a parameter, in the table's order, then the file) becomes
+// another row column, until none share. Points with the same parameters in one file: a
+// UsageError naming them.
+Pivot split_shared_cells(const Table& points, Pivot pivot);
+
+// `points` pivoted: one row per distinct `rows` key (split as split_shared_cells says, and the
+// title names the columns added), one column per distinct `cols` value (in numeric order when
+// they are numbers), the `value` of the ok point there. An efficiency above 1 is named in the
+// title. A UsageError names a column that does not exist.
 Table pivot(const Table& points, const Pivot& pivot);
 
 // "model,phase" -> {"model", "phase"}

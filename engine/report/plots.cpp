@@ -107,14 +107,9 @@ std::vector<Chart> bench_charts(const Table& points, Pivot request, bool choose_
       }
     }
   }
-  // a point left out of the chart would be silently replaced by another: the phase, device
-  // and dtype that vary are lines of their own
-  for (const char* column : {"phase", "device", "dtype"}) {
-    if (std::find(request.rows.begin(), request.rows.end(), column) == request.rows.end() &&
-        distinct_values(points, column) > 1) {
-      request.rows.push_back(column);
-    }
-  }
+  // a point left out of the chart would be silently replaced by another: what tells points
+  // apart (phase, device, dtype, seed, file) makes lines of its own
+  request = split_shared_cells(points, request);
   const Table table = pivot(points, request);
   const size_t keys = request.rows.size();
   std::vector<double> xs;

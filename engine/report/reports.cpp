@@ -18,6 +18,8 @@
 namespace engine::report {
 namespace {
 
+namespace fs = std::filesystem;
+
 // The directions a run's script declared for its own metrics (RunInfo::metric_directions), so
 // that "best" in the tables and charts agrees with the trainer's.
 void declare_directions(const io::RunFile& run) {
@@ -33,13 +35,18 @@ void declare_directions(const io::RunFile& run) {
   }
 }
 
-namespace fs = std::filesystem;
-
 bool checkpoint_name(const fs::path& path) {
   return path.filename().string().rfind("ckpt-", 0) == 0;
 }
 
 void add(ResultFiles& files, io::ResultKind kind, const std::string& path) {
+  // a file named twice (a folder and a file in it) is read once
+  for (const auto* list : {&files.runs, &files.benchmarks, &files.searches}) {
+    for (const auto& listed : *list) {
+      std::error_code error;
+      if (listed == path || fs::equivalent(listed, path, error)) return;
+    }
+  }
   if (kind == io::ResultKind::kRun) files.runs.push_back(path);
   if (kind == io::ResultKind::kBenchmark) files.benchmarks.push_back(path);
   if (kind == io::ResultKind::kSearch) files.searches.push_back(path);
@@ -72,9 +79,9 @@ void search_folder(const std::string& folder, ResultFiles& files) {
                                     }),
                      found.runs.end());
   }
-  files.runs.insert(files.runs.end(), found.runs.begin(), found.runs.end());
-  files.benchmarks.insert(files.benchmarks.end(), found.benchmarks.begin(), found.benchmarks.end());
-  files.searches.insert(files.searches.end(), found.searches.begin(), found.searches.end());
+  for (const auto& path : found.runs) add(files, io::ResultKind::kRun, path);
+  for (const auto& path : found.benchmarks) add(files, io::ResultKind::kBenchmark, path);
+  for (const auto& path : found.searches) add(files, io::ResultKind::kSearch, path);
 }
 
 Table benchmark_points(const std::vector<std::string>& paths) {
@@ -107,16 +114,44 @@ void figure_of(const std::vector<io::RunFile>& runs, const ResultFiles& files, c
   }
   if (!files.benchmarks.empty()) {
     const Table& points = report.tables[table];
-    const Pivot pivot = request.pivot.value_or(Pivot{});
-    const auto charts = bench_charts(points, pivot, request.choose_x);
-    figure.charts.insert(figure.charts.end(), charts.begin(), charts.end());
-    shown.push_back(points.title);
-    if (!charts.empty()) {
-      shown.back() =
-          charts.front().y_label + " against " + charts.front().x_label + ", " + shown.back();
+    Pivot pivot = request.pivot.value_or(Pivot{});
+    std::vector<std::string> measures;
+    for (const auto& value :
+         request.values.empty() ? std::vector<std::string>{pivot.value} : request.values) {
+      pivot.value = value;
+      const auto charts = bench_charts(points, pivot, request.choose_x);
+      figure.charts.insert(figure.charts.end(), charts.begin(), charts.end());
+      if (!charts.empty()) {
+        measures.push_back(charts.front().y_label + " against " + charts.front().x_label);
+      }
     }
+    shown.push_back(points.title);
+    if (!measures.empty()) shown.back() = core::join(measures, "; ") + ", " + shown.back();
   }
   if (figure.title.empty()) figure.title = core::join(shown, "; ");
+}
+
+// The points table replaced by its pivot, one table for each value asked for.
+void pivot_points(Report& report, const ReportRequest& request) {
+  const auto points = std::find_if(report.tables.begin(), report.tables.end(),
+                                   [](const Table& t) { return t.name == "points"; });
+  if (points == report.tables.end()) return;
+  const std::vector<std::string> values =
+      request.values.empty() ? std::vector<std::string>{request.pivot->value} : request.values;
+  if (values.size() > 1 && request.format == Format::kCsv) {
+    throw core::UsageError("--value " + core::join(values, ",") +
+                           " makes a table each, and CSV holds one: give one --value, or use "
+                           "--format json, markdown or text");
+  }
+  std::vector<Table> pivots;
+  for (const auto& value : values) {
+    Pivot one = *request.pivot;
+    one.value = value;
+    pivots.push_back(pivot(*points, one));
+    if (values.size() > 1) pivots.back().name = "pivot_" + value;
+  }
+  const auto at = report.tables.erase(points);
+  report.tables.insert(at, pivots.begin(), pivots.end());
 }
 
 }  // namespace
@@ -213,9 +248,7 @@ Report make_report(const ReportRequest& request, Figure* figure) {
       throw core::UsageError("--rows, --cols and --value pivot benchmark files; " +
                              core::join(request.inputs, ", ") + " holds none");
     }
-    for (auto& table : report.tables) {
-      if (table.name == "points") table = pivot(table, *request.pivot);
-    }
+    pivot_points(report, request);
   }
   return report;
 }

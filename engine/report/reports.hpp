@@ -18,8 +18,10 @@ struct ReportRequest {
   Format format = Format::kText;
   Selection selection;         // applies to the runs' comparison and to benchmark points
   std::optional<Pivot> pivot;  // benchmark points pivoted instead of listed
-  bool compare = false;        // inputs are BEFORE and AFTER benchmark files
-  bool choose_x = true;        // charts: x is what varies (no --cols given)
+  // --value a,b: a pivot table for each, in this order (empty: the pivot's own value)
+  std::vector<std::string> values;
+  bool compare = false;  // inputs are BEFORE and AFTER benchmark files
+  bool choose_x = true;  // charts: x is what varies (no --cols given)
 };
 
 struct ResultFiles {

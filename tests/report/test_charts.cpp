@@ -161,6 +161,20 @@ TEST_CASE("benchmark charts: a chart per model, a line per phase, throughput aga
   CHECK(by_threads[0].lines[0].x == std::vector<double>{1, 2});
   CHECK_FALSE(by_threads[0].log_x);
 
+  // two seeds of one model: a line each, not one line that keeps the last
+  auto seeds = points_table();
+  seeds.columns.push_back("seed");
+  for (auto& row : seeds.rows) row.push_back(int64_t{1});
+  const size_t original = seeds.rows.size();
+  for (size_t r = 0; r < original; ++r) {
+    seeds.rows.push_back(seeds.rows[r]);
+    seeds.rows.back().back() = int64_t{2};
+  }
+  const auto by_seed = report::bench_charts(seeds, report::Pivot{}, true);
+  REQUIRE(by_seed[0].lines.size() == 4);
+  CHECK(by_seed[0].lines[0].label == "training seed=1");
+  CHECK(by_seed[0].lines[3].label == "inference seed=2");
+
   CHECK_THROWS_WITH_AS(
       report::bench_charts(points_table(), report::Pivot{{"model"}, "status", "throughput"}, false),
       doctest::Contains("'ok' is not a number"), core::UsageError);

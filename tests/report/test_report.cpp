@@ -89,7 +89,8 @@ TEST_CASE("a table renders as aligned text, CSV, Markdown and JSON records") {
   CHECK(json[0]["n"] == 3);
   CHECK(json[1]["value"].is_null());
   CHECK_THROWS_WITH_AS(report::parse_format("xml"),
-                       "--format must be text, csv, markdown, json or dlbs, got 'xml'", core::UsageError);
+                       "--format must be text, csv, markdown, json or dlbs, got 'xml'",
+                       core::UsageError);
   CHECK(report::number_text(1234567.0) == "1234567");
   CHECK(report::number_text(0.5) == "0.5");
   CHECK(report::number_text(2.5e-7) == "2.500e-07");
@@ -243,6 +244,93 @@ TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
                        doctest::Contains("--cols: no column 'batch' in the benchmark points"),
                        core::UsageError);
   CHECK(report::split_columns("model,phase") == std::vector<std::string>{"model", "phase"});
+}
+
+TEST_CASE("a pivot never hides a point: what tells points apart splits the rows") {
+  io::BenchContents first{"a.h5", {}, {}}, second{"b.h5", {}, {}};
+  auto training = bench_point(0, "mlp", 32, 1, 1000);
+  auto inference = bench_point(1, "mlp", 32, 1, 4000);
+  inference.row.phase = "inference";
+  auto seed2 = bench_point(2, "mlp", 64, 1, 1500);
+  auto seed3 = bench_point(3, "mlp", 64, 1, 1400);
+  seed2.parameters["seed"] = int64_t{2};
+  seed3.parameters["seed"] = int64_t{3};
+  first.points = {training, inference};
+  report::Pivot request;  // rows model, columns batch_size, throughput
+
+  // two phases of one model and batch: a row each, and the title says why
+  auto t = report::pivot(report::bench_points({first}), request);
+  CHECK(t.columns == std::vector<std::string>{"model", "phase", "batch_size=32"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == std::vector<Cell>{std::string("mlp"), std::string("training"), 1000.0});
+  CHECK(t.rows[1] == std::vector<Cell>{std::string("mlp"), std::string("inference"), 4000.0});
+  CHECK(t.title.find("rows split by phase") != std::string::npos);
+
+  // two seeds: a parameter of the sweep's own tells them apart
+  first.points = {seed2, seed3};
+  t = report::pivot(report::bench_points({first}), request);
+  CHECK(t.columns == std::vector<std::string>{"model", "seed", "batch_size=64"});
+  CHECK(t.rows.size() == 2);
+  // the same point in two files: the file does
+  first.points = {training};
+  second.points = {training};
+  t = report::pivot(report::bench_points({first, second}), request);
+  CHECK(t.columns == std::vector<std::string>{"model", "file", "batch_size=32"});
+  CHECK(t.rows.size() == 2);
+  // nothing tells them apart: refused, naming the points
+  first.points = {training, training};
+  first.points[1].row.point = 1;
+  CHECK_THROWS_WITH_AS(report::pivot(report::bench_points({first}), request),
+                       "points 0 and 1 of a.h5 have the same parameters: no column tells them "
+                       "apart in the pivot",
+                       core::UsageError);
+  // a pivot that needs no split is as asked
+  first.points = {training, seed2};
+  t = report::pivot(report::bench_points({first}), request);
+  CHECK(t.columns == std::vector<std::string>{"model", "batch_size=32", "batch_size=64"});
+  CHECK(t.title.find("split") == std::string::npos);
+}
+
+TEST_CASE("efficiency above 1 is flagged in the pivot's title, not capped") {
+  io::BenchContents file{"a.h5", {}, {}};
+  file.points = {bench_point(0, "mlp", 32, 1, 1000), bench_point(1, "mlp", 32, 2, 2200),
+                 bench_point(2, "cnn", 32, 1, 100), bench_point(3, "cnn", 32, 2, 150)};
+  const report::Pivot request{{"model"}, "threads", "efficiency"};
+  const auto t = report::pivot(report::bench_points({file}), request);
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == std::vector<Cell>{std::string("mlp"), 1.0, 1.1});  // kept as measured
+  CHECK(t.title.find("ABOVE 1 (more than linear: check it against the noise): mlp threads=2 "
+                     "(1.1)") != std::string::npos);
+  CHECK(t.title.find("cnn threads=2") == std::string::npos);  // 0.75
+  file.points[1].row.scaling_efficiency = 1.1;
+  CHECK(report::bench_points({file}).title ==
+        "4 benchmark points in 1 file; scaling_efficiency ABOVE 1 (more than linear: check it "
+        "against the noise) at 1 point");
+}
+
+TEST_CASE("--value with several columns: a pivot table each") {
+  const auto dir = test::scratch_dir("report_values");
+  {
+    io::BenchInfo info;
+    info.name = "sweep";
+    io::BenchFile file(dir + "/sweep.h5", info);
+    file.write_point(bench_point(0, "mlp", 32, 1, 1000));
+    file.write_point(bench_point(1, "mlp", 64, 1, 1500));
+    file.finish(core::FileStatus::kCompleted);
+  }
+  report::ReportRequest request;
+  request.inputs = {dir, dir + "/sweep.h5"};  // one file named twice is read once
+  request.pivot = report::Pivot{};
+  request.values = {"throughput", "p50_ms"};
+  const auto made = report::make_report(request);
+  REQUIRE(made.tables.size() == 2);
+  CHECK(made.tables[0].name == "pivot_throughput");
+  CHECK(made.tables[1].name == "pivot_p50_ms");
+  CHECK(made.tables[0].rows.size() == 1);
+  CHECK(made.tables[1].rows[0][1] == Cell{32.0});  // 1000 * 32 / 1000
+  request.format = report::Format::kCsv;
+  CHECK_THROWS_WITH_AS(report::make_report(request),
+                       doctest::Contains("CSV holds one: give one --value"), core::UsageError);
 }
 
 TEST_CASE("--compare: a change is a regression or an improvement only beyond the noise") {
