@@ -110,12 +110,19 @@ class Resolver {
 
 class Matcher {
  public:
-  bool matches(const Extension& extension, const Params& params) {
+  // Whether the extension applies to the point; `captures` gets what its match tests captured
+  // (_match_<key>_0 the whole value, _match_<key>_<n> group n, "" where a group took no part).
+  bool matches(const Extension& extension, const Params& params, Params& captures) {
     Resolver resolver(params);
     const Getter get = resolver.getter();
     for (const auto& [name, test] : extension.condition) {
       if (!params.count(name)) return false;  // a script's own name the point does not set
-      if (!passes(test, get(name), get)) return false;
+      const Value value = get(name);
+      if (test.kind == Test::Kind::kMatch) {
+        if (!matched_from_start(test, name, value, captures)) return false;
+        continue;
+      }
+      if (!passes(test, value, get)) return false;
     }
     return !extension.when || extension.when(get);
   }
@@ -141,10 +148,28 @@ class Matcher {
                            [&](const Value& v) { return values_equal(v, value); });
       case Test::Kind::kPattern:
         return std::regex_search(value_text(value), regex(test.pattern, "a condition"));
+      case Test::Kind::kMatch:  // matches() handles it, with its captures
+        return false;
       case Test::Kind::kPredicate:
         return test.predicate(value, get);
     }
     return false;
+  }
+
+  bool matched_from_start(const Test& test, const std::string& name, const Value& value,
+                          Params& captures) {
+    const std::string text = value_text(value);
+    std::smatch found;
+    if (!std::regex_search(text, found, regex(test.pattern, "a condition"),
+                           std::regex_constants::match_continuous)) {
+      return false;
+    }
+    captures["_match_" + name + "_0"] = Value{text};
+    for (size_t g = 1; g < found.size(); ++g) {
+      captures["_match_" + name + "_" + std::to_string(g)] =
+          Value{found[g].matched ? found[g].str() : std::string()};
+    }
+    return true;
   }
 
   std::map<std::string, std::regex> compiled_;
@@ -170,8 +195,30 @@ std::vector<std::string> loop_order(const SweepSpec& spec, const Validator& chec
   return order;
 }
 
+// A variable given from the command line: its values replace the script's, and a new one
+// loops innermost.
+void set_variable(SweepSpec& spec, const std::string& name, std::vector<Value> values) {
+  if (!spec.variables.count(name)) {
+    if (spec.order.empty()) {
+      for (const auto& entry : spec.variables) spec.order.push_back(entry.first);
+    }
+    spec.order.push_back(name);
+  }
+  spec.variables[name] = std::move(values);
+  spec.parameters.erase(name);
+}
+
 void apply_overrides(SweepSpec& spec, const Overrides& overrides, const Validator& check,
                      Params& final_values) {
+  for (const auto& [name, values] : overrides.dlbs_vars) {
+    check.key("-V", name, "-V");
+    if (values.empty()) throw UsageError("-V " + name + " gives no values");
+    set_variable(spec, name, values);
+  }
+  for (const auto& [name, value] : overrides.dlbs_params) {
+    check.key("-P", name, "-P");
+    spec.parameters[name] = value;  // a variable of that name, and extensions, still win
+  }
   for (const auto& [name, text] : overrides.var) {
     check.key("--var", name, "--var");
     std::vector<Value> values;
@@ -182,14 +229,7 @@ void apply_overrides(SweepSpec& spec, const Overrides& overrides, const Validato
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    if (!spec.variables.count(name)) {
-      if (spec.order.empty()) {
-        for (const auto& entry : spec.variables) spec.order.push_back(entry.first);
-      }
-      spec.order.push_back(name);
-    }
-    spec.variables[name] = values;
-    spec.parameters.erase(name);
+    set_variable(spec, name, std::move(values));
   }
   for (const auto& [name, text] : overrides.set) {
     check.key("--set", name, "--set");
@@ -224,7 +264,7 @@ void check_spec(const SweepSpec& spec, const Validator& check, Matcher& matcher)
     const auto section = extension_section(i);
     for (const auto& [name, test] : extension.condition) {
       check.key(section, name, "condition on");
-      if (test.kind == Test::Kind::kPattern) {
+      if (test.kind == Test::Kind::kPattern || test.kind == Test::Kind::kMatch) {
         matcher.regex(test.pattern, section + check.where(section, name));
       }
     }
@@ -316,10 +356,12 @@ std::vector<Draft> extend(const SweepSpec& spec, Matcher& matcher, std::vector<D
     const auto& extension = spec.extensions[i];
     std::vector<Draft> next;
     for (auto& draft : drafts) {
-      if (!matcher.matches(extension, draft.params)) {
+      Params captures;
+      if (!matcher.matches(extension, draft.params, captures)) {
         next.push_back(std::move(draft));
         continue;
       }
+      for (auto& [name, value] : captures) draft.params[name] = std::move(value);
       for (const auto& [name, param] : extension.parameters) draft.params[name] = param;
       draft.made_by = extension_section(i);
       if (extension.parameters.count("enabled")) draft.enabled_by = draft.made_by;

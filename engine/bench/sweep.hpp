@@ -30,10 +30,13 @@ using Params = std::map<std::string, Param>;
 
 // What one key of a condition asks of the point's value.
 struct Test {
-  enum class Kind { kEquals, kAnyOf, kPattern, kPredicate };
+  enum class Kind { kEquals, kAnyOf, kPattern, kMatch, kPredicate };
   Kind kind = Kind::kEquals;
   std::vector<Value> values;  // kEquals: one; kAnyOf: the accepted ones
-  std::string pattern;        // kPattern: an ECMAScript regular expression searched in the text
+  // kPattern: an ECMAScript regular expression searched anywhere in the value's text; kMatch:
+  // one matched from the text's start, as DLBS's string conditions (Python's re.match), its
+  // captures kept in the point as _match_<key>_<n> (DLBS's ${__condition.<key>_<n>}).
+  std::string pattern;
   std::function<bool(const Value&, const Getter&)> predicate;  // kPredicate
 };
 
@@ -63,9 +66,14 @@ struct SweepSpec {
 // Command-line changes to a sweep: --set k=v (on a variable: the variable reduced to that one
 // value; otherwise the parameter set everywhere, after the extensions) and --var k=a,b,c (the
 // variable's values, a new variable looping innermost).
+// DLBS's -P and -V (its experimenter.py) keep DLBS's precedence: -P name=value goes into the
+// sweep's parameters, so a variable of that name still loops and extensions still win over it;
+// -V name=[a, b] replaces or adds a variable (a new one loops innermost), applied before -P.
 struct Overrides {
   std::vector<std::pair<std::string, std::string>> set;
   std::vector<std::pair<std::string, std::string>> var;
+  std::vector<std::pair<std::string, Value>> dlbs_params;
+  std::vector<std::pair<std::string, std::vector<Value>>> dlbs_vars;
 };
 // Parses "k=v" as given to --set / --var; throws a UsageError naming the flag.
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag);

@@ -14,6 +14,7 @@
 #include "engine/bench/sweep_tables.hpp"
 #include "engine/cli/bench_sweep.hpp"
 #include "engine/cli/common.hpp"
+#include "engine/cli/dlbs_flags.hpp"
 #include "engine/core/child_process.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
@@ -84,6 +85,9 @@ cxxopts::Options sweep_options() {
   options.add_options()("dry-run", "print the expanded points and run nothing")(
       "set", "name=value: a parameter everywhere; on a variable, the variable reduced to it")(
       "var", "name=a,b,c: a variable's values (a new variable loops innermost)")(
+      "P",
+      "DLBS's -Pname=value: a parameter under the variables and extensions (exp.* names, "
+      "JSON values)")("V", "DLBS's -Vname=[a,b]: a variable's values (exp.* names, JSON values)")(
       "out", "root folder of the results: OUT/bench/<sweep>/<time>.h5",
       cxxopts::value<std::string>()->default_value("runs"))(
       "file", "the benchmark file to write or continue (default: the sweep's latest under --out)",
@@ -199,6 +203,8 @@ int bench_sweep(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const auto sets = take_repeated(rest, "--set");
   const auto vars = take_repeated(rest, "--var");
+  const auto dlbs_params = take_short_repeated(rest, "-P");
+  const auto dlbs_vars = take_short_repeated(rest, "-V");
   auto flags = parse(options, rest);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
@@ -210,6 +216,7 @@ int bench_sweep(const std::vector<std::string>& args) {
   bench::Overrides overrides;
   for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
   for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
+  add_dlbs_overrides(dlbs_params, dlbs_vars, overrides);
   auto session = make_session(script);  // the sweep's Lua functions run in it: keep it
   const auto spec = session->sweep(script);
   const auto plan = bench::expand(spec, bench::point_schema(), overrides);

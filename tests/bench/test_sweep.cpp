@@ -185,6 +185,71 @@ TEST_CASE("--set and --var from the command line") {
   CHECK(error_of(spec, o).find("--set 'modle'") != std::string::npos);
 }
 
+TEST_CASE("match conditions: DLBS's regular expressions, from the start, with captures") {
+  bench::SweepSpec spec;
+  spec.variables["model"] = {std::string("resnet18"), std::string("resnet50"),
+                             std::string("alexnet"), std::string("alexnet_owt"),
+                             std::string("net")};
+  spec.order = {"model"};
+  bench::Extension depth;  // resnet18: group 1 is "18"
+  depth.condition["model"].kind = bench::Test::Kind::kMatch;
+  depth.condition["model"].pattern = "resnet([0-9]+)(x)?";
+  depth.parameters["label"].compute = [](const bench::Getter& get) {
+    return Value(std::string("depth ") + bench::value_text(get("_match_model_1")) + "/" +
+                 bench::value_text(get("_match_model_2")) + "/" +
+                 bench::value_text(get("_match_model_0")));
+  };
+  bench::Extension prefix;  // as Python's re.match: 'alexnet' takes alexnet_owt too
+  prefix.condition["model"].kind = bench::Test::Kind::kMatch;
+  prefix.condition["model"].pattern = "alexnet";
+  prefix.parameters["num_batches"] = Value(int64_t{3});
+  bench::Extension anchored;  // from the start: 'net' is not found inside resnet18
+  anchored.condition["model"].kind = bench::Test::Kind::kMatch;
+  anchored.condition["model"].pattern = "net";
+  anchored.parameters["phase"] = Value(std::string("inference"));
+  spec.extensions = {depth, prefix, anchored};
+  const auto points = bench::expand(spec, kSchema);
+  CHECK(summary(points) == std::vector<std::string>{
+                               "resnet18/1/training/10/depth 18//resnet18",
+                               "resnet50/1/training/10/depth 50//resnet50", "alexnet/1/training/3",
+                               "alexnet_owt/1/training/3", "net/1/inference/10"});
+  CHECK(bench::value_text(points[3].params.at("_match_model_0")) == "alexnet_owt");
+
+  spec.extensions = {depth};
+  spec.extensions[0].condition["model"].pattern = "resnet(";
+  CHECK(error_of(spec).find("the pattern 'resnet(' is not a regular expression") !=
+        std::string::npos);
+}
+
+TEST_CASE("DLBS's -P and -V: under the variables and extensions, and variables that loop") {
+  auto spec = two_by_two();
+  spec.order = {"model", "batch_size"};
+  bench::Extension ext;
+  ext.condition["model"].values = {std::string("a")};
+  ext.parameters["num_batches"] = Value(int64_t{7});
+  spec.extensions = {ext};
+  bench::Overrides o;
+  // -P on a variable leaves it looping; -P under an extension loses to it
+  o.dlbs_params = {{"model", Value(std::string("z"))}, {"num_batches", Value(int64_t{2})}};
+  CHECK(summary(bench::expand(spec, kSchema, o)) ==
+        std::vector<std::string>{"a/8/training/7", "a/16/training/7", "b/8/training/2",
+                                 "b/16/training/2"});
+  // -V with one value is a variable of one value; a new one loops innermost
+  o.dlbs_params.clear();
+  o.dlbs_vars = {{"batch_size", {Value(int64_t{32})}},
+                 {"phase", {Value(std::string("training")), Value(std::string("inference"))}}};
+  CHECK(summary(bench::expand(spec, kSchema, o)) ==
+        std::vector<std::string>{"a/32/training/7", "a/32/inference/7", "b/32/training/5",
+                                 "b/32/inference/5"});
+  // the engine's --set has the last word, where -P has the first
+  o.dlbs_vars.clear();
+  o.set = {{"num_batches", "4"}};
+  CHECK(summary(bench::expand(spec, kSchema, o)).front() == "a/8/training/4");
+  o.set.clear();
+  o.dlbs_params = {{"modle", Value(std::string("z"))}};
+  CHECK(error_of(spec, o).find("-P 'modle'") != std::string::npos);
+}
+
 TEST_CASE("errors name the key and where it is written") {
   auto spec = two_by_two();
   spec.locate = [](const std::string& section, const std::string& key) {

@@ -718,6 +718,29 @@ LUA
     expect 2 "--timeout, --max_memory and --repeat need --isolate process" -- \
       "$ENGINE" bench twins.lua --isolate none --timeout 5
     ;;
+  dlbs)
+    # DLBS configs as engine sweeps plan the points DLBS's Builder plans (tests/fixtures/dlbs/)
+    D=$HERE/../fixtures/dlbs
+    expect 0 "540 points, 204 to run, 336 inactive" -- "$ENGINE" bench "$D/advanced.lua" --dry-run
+    # -V as DLBS writes it: alexnet_owt added matches 'alexnet' (DLBS: 648 and 252)
+    expect 0 "648 points, 252 to run, 396 inactive" -- "$ENGINE" bench "$D/advanced.lua" --dry-run \
+      '-Vexp.model=["alexnet", "alexnet_owt", "googlenet", "resnet50", "vgg16", "resnet152"]'
+    # -P under a variable and the extensions (DLBS: 540 and 204; 540 and 540 enabled)
+    expect 0 "540 points, 204 to run" -- "$ENGINE" bench "$D/advanced.lua" --dry-run -Pexp.model='"vgg16"'
+    expect 0 "540 points, 540 to run" -- "$ENGINE" bench "$D/advanced.lua" --dry-run -P enabled=true
+    expect 0 "60 points, 60 to run" -- "$ENGINE" bench "$D/advanced.lua" --dry-run -Vexp.replica_batch=64
+    expect 0 "363 points, 363 to run, 0 inactive" -- "$ENGINE" bench "$D/inference.lua" --dry-run
+    expect 0 "10 points, 9 to run, 1 inactive" "ResNet-18" "ResNet-50" "extensions[2].cases[2]" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run
+    expect 2 "-P takes name=value (DLBS's -Pexp.num_batches=100), got 'exp.model'" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.model
+    expect 2 "a list of values is a variable, -Vbatch_size=[1,2]" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Pbatch_size=[1,2]
+    expect 2 "-P 'exp.docker' in -P is not a benchmark parameter" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.docker=true
+    printf "return {kind = 'benchmark', variables = {model = {'mlp'}},\n  extensions = {{condition = {model = {match = 'ml('}}, parameters = {}}}}\n" > badmatch.lua
+    expect 2 "the pattern 'ml(' is not a regular expression" -- "$ENGINE" bench badmatch.lua --dry-run
+    ;;
   distributed)
     # the same script, the same global batch (16): one process, then two (--nproc 2, 8 each)
     tiny

@@ -202,23 +202,27 @@ class Reader {
       return test;
     }
     if (lua_istable(L, index)) {
-      raw_get(L, index, "pattern");
-      if (!lua_isnil(L, -1)) {
-        if (lua_type(L, -1) != LUA_TSTRING) {
-          throw core::ScriptError(path_ + ": " + where + ".pattern must be a string");
+      for (const auto& [field, kind] : {std::pair{"pattern", bench::Test::Kind::kPattern},
+                                        {"match", bench::Test::Kind::kMatch}}) {
+        raw_get(L, index, field);
+        if (lua_isnil(L, -1)) {
+          lua_pop(L, 1);
+          continue;
         }
-        test.kind = bench::Test::Kind::kPattern;
+        if (lua_type(L, -1) != LUA_TSTRING) {
+          throw core::ScriptError(path_ + ": " + where + "." + field + " must be a string");
+        }
+        test.kind = kind;
         test.pattern = lua_tostring(L, -1);
         lua_pop(L, 1);
         return test;
       }
-      lua_pop(L, 1);
       test.kind = bench::Test::Kind::kAnyOf;
       const int n = static_cast<int>(lua_objlen(L, index));
       if (n == 0) {
         throw core::ScriptError(path_ + ": " + where +
                                 " must list the values it accepts ({'a', 'b'}), or be "
-                                "{pattern = '...'} or a function");
+                                "{pattern = '...'}, {match = '...'} or a function");
       }
       each_item(index, [&](int i) {
         test.values.push_back(value_at(-1, where + "[" + std::to_string(i) + "]"));

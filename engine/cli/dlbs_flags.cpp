@@ -1,0 +1,94 @@
+#include "engine/cli/dlbs_flags.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/bench/parameters.hpp"
+#include "engine/core/errors.hpp"
+
+namespace engine::cli {
+namespace {
+
+// DLBS's name of a parameter (exp.replica_batch) as the engine's (batch_size); other names as
+// they are, for the sweep to accept or refuse.
+std::string engine_name(const std::string& name) {
+  for (const auto& parameter : bench::point_parameters()) {
+    if (!parameter.dlbs.empty() && parameter.dlbs == name) return parameter.name;
+  }
+  return name;
+}
+
+bench::Value value_of(const nlohmann::json& json, const std::string& text,
+                      const std::string& flag) {
+  if (json.is_string()) return json.get<std::string>();
+  if (json.is_boolean()) return json.get<bool>();
+  if (json.is_number_integer()) return json.get<int64_t>();
+  if (json.is_number()) return json.get<double>();
+  throw core::UsageError(flag + " " + text + ": a value must be a string, a number or a boolean");
+}
+
+// The JSON of a value, or the text itself as a string where it is not JSON (-Pexp.model=vgg16).
+nlohmann::json parsed(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return text;
+  }
+}
+
+std::pair<std::string, std::string> assignment(const std::string& text, const std::string& flag) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw core::UsageError(flag + " takes name=value (DLBS's -Pexp.num_batches=100), got '" + text +
+                           "'");
+  }
+  return {engine_name(text.substr(0, eq)), text.substr(eq + 1)};
+}
+
+}  // namespace
+
+std::vector<std::string> take_short_repeated(std::vector<std::string>& args,
+                                             const std::string& flag) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i < args.size();) {
+    if (args[i] == flag) {
+      if (i + 1 >= args.size()) throw core::UsageError(flag + " needs a value: name=value");
+      values.push_back(args[i + 1]);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    } else if (args[i].size() > flag.size() && args[i].rfind(flag, 0) == 0) {
+      values.push_back(args[i].substr(flag.size()));
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return values;
+}
+
+void add_dlbs_overrides(const std::vector<std::string>& params,
+                        const std::vector<std::string>& variables, bench::Overrides& overrides) {
+  for (const auto& text : params) {
+    const auto [name, value] = assignment(text, "-P");
+    const auto json = parsed(value);
+    if (json.is_array()) {
+      throw core::UsageError("-P " + text +
+                             ": a parameter takes one value; a list of values is a variable, "
+                             "-V" +
+                             text);
+    }
+    overrides.dlbs_params.emplace_back(name, value_of(json, text, "-P"));
+  }
+  for (const auto& text : variables) {
+    const auto [name, value] = assignment(text, "-V");
+    const auto json = parsed(value);
+    std::vector<bench::Value> values;
+    if (json.is_array()) {
+      for (const auto& item : json) values.push_back(value_of(item, text, "-V"));
+    } else {
+      values.push_back(value_of(json, text, "-V"));
+    }
+    overrides.dlbs_vars.emplace_back(name, std::move(values));
+  }
+}
+
+}  // namespace engine::cli

@@ -1,0 +1,23 @@
+// DLBS's experimenter flags on `engine bench SWEEP.lua`: -P name=value and -V name=[a,b]
+// (attached, -Pexp.num_batches=100, as DLBS writes them, or apart), with DLBS's names
+// (exp.replica_batch) or the engine's (batch_size) and JSON values; docs/benchmarks.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/bench/sweep.hpp"
+
+namespace engine::cli {
+
+// Removes every `-P X` / `-PX` (for flag "-P") from args and returns the Xs in order.
+std::vector<std::string> take_short_repeated(std::vector<std::string>& args,
+                                             const std::string& flag);
+
+// The -P and -V assignments as overrides: names through DLBS's (exp.model is model), values
+// read as JSON ('"resnet50"', 16, true, [8, 16]) or, where they are not JSON, as the text.
+// A UsageError names an assignment without '=' and a -P whose value is a list.
+void add_dlbs_overrides(const std::vector<std::string>& params,
+                        const std::vector<std::string>& variables, bench::Overrides& overrides);
+
+}  // namespace engine::cli
