@@ -13,6 +13,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libluajit2-5.1-dev libcxxopts-dev libhdf5-dev hdf5-tools libspdlog-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev libssl-dev libturbojpeg0-dev libpng-dev libgloo-dev
+  liblmdb-dev libprotobuf-dev protobuf-compiler  # the caffe_lmdb data backend
   librsvg2-bin  # engine report --plot FILE.png
   dataset-fashion-mnist
 )

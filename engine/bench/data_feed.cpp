@@ -1,6 +1,7 @@
 #include "engine/bench/data_feed.hpp"
 
 #include "engine/core/errors.hpp"
+#include "engine/data/caffe_lmdb.hpp"
 #include "engine/data/cifar.hpp"
 #include "engine/data/hdf5_source.hpp"
 #include "engine/data/image_folder.hpp"
@@ -16,6 +17,23 @@ namespace {
 // Samples a synthetic epoch holds: enough batches that the loader runs as it would on data.
 constexpr int64_t kSyntheticBatches = 64;
 
+// Images of any size to the model's input: DLBS's transforms for training (torchvision's
+// RandomResizedCrop, scale 0.08 to 1, ratio 3/4 to 4/3, and a horizontal flip half the time),
+// resize and center crop for inference.
+data::Pipeline image_pipeline(data::Pipeline images, const std::vector<int64_t>& input_shape,
+                              bool augment) {
+  const data::Size2 size{input_shape[1], input_shape[2]};
+  if (augment) {
+    images =
+        images.map(std::make_shared<data::RandomResizedCrop>(size, 0.08, 1.0, 3.0 / 4.0, 4.0 / 3.0))
+            .map(std::make_shared<data::RandomFlip>(0.5, false));
+  } else {
+    images = images.map(std::make_shared<data::Resize>(std::min(size.height, size.width)))
+                 .map(std::make_shared<data::CenterCrop>(size));
+  }
+  return images.map(std::make_shared<data::ToFloat>());
+}
+
 data::Pipeline real_pipeline(const DataOptions& o, const std::vector<int64_t>& input_shape) {
   if (o.dir.empty()) {
     throw core::UsageError("--data real needs --data_dir: the dataset's folder (or HDF5 file)");
@@ -25,23 +43,24 @@ data::Pipeline real_pipeline(const DataOptions& o, const std::vector<int64_t>& i
   if (o.backend == "hdf5") {
     return data::Pipeline(std::make_shared<data::Hdf5Source>(o.dir, "/x", "/y"));
   }
-  if (o.backend == "image_folder") {
+  if (o.backend == "image_folder" || o.backend == "caffe_lmdb") {
     if (input_shape.size() != 3) {
-      throw core::UsageError(
-          "--data_backend image_folder needs a model whose input is an image "
-          "(C x H x W)");
+      throw core::UsageError("--data_backend " + o.backend +
+                             " needs a model whose input is an image (C x H x W)");
+    }
+    const auto mode = input_shape[0] == 1 ? data::ColorMode::kGray : data::ColorMode::kRgb;
+    if (o.backend == "caffe_lmdb") {
+      return image_pipeline(data::Pipeline(std::make_shared<data::CaffeLmdbSource>(o.dir, mode)),
+                            input_shape, o.augment);
     }
     data::ImageFolderOptions folder;
     folder.root = o.dir;
-    folder.mode = input_shape[0] == 1 ? data::ColorMode::kGray : data::ColorMode::kRgb;
-    const data::Size2 size{input_shape[1], input_shape[2]};
-    return data::Pipeline(std::make_shared<data::ImageFolderSource>(folder))
-        .map(std::make_shared<data::Resize>(std::min(size.height, size.width)))
-        .map(std::make_shared<data::CenterCrop>(size))
-        .map(std::make_shared<data::ToFloat>());
+    folder.mode = mode;
+    return image_pipeline(data::Pipeline(std::make_shared<data::ImageFolderSource>(folder)),
+                          input_shape, o.augment);
   }
   throw core::UsageError(
-      "--data_backend must be idx, cifar, image_folder or hdf5 with --data "
+      "--data_backend must be idx, cifar, image_folder, caffe_lmdb or hdf5 with --data "
       "real, got '" +
       o.backend + "'");
 }

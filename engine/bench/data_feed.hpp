@@ -23,13 +23,17 @@ struct DataOptions {
   std::string backend;     // --data_backend idx | cifar | image_folder | hdf5
   bool shuffle = false;    // --data_shuffle
   int loader_threads = 0;  // --num_loader_threads; 0: the loader's default
+  // Images (image_folder, caffe_lmdb) through DLBS's training transforms, RandomResizedCrop to
+  // the model's input and a horizontal flip (training, data_ingestion); else resized and
+  // center-cropped (inference).
+  bool augment = true;
 };
 
 // "synthetic" or "real"; anything else is a UsageError naming --data.
 bool parse_data_kind(const std::string& name);
 
 // The pipeline of a point: batches of batch_size (the last partial one dropped), read from the
-// backend's dataset (images resized and cropped to the model's input for image_folder) or from
+// backend's dataset (images cropped to the model's input as DLBS does, see augment) or from
 // a synthetic source of input_shape samples. Throws a UsageError naming --data_dir or
 // --data_backend when they are missing or unknown.
 data::Pipeline point_pipeline(const DataOptions& options, const std::vector<int64_t>& input_shape,

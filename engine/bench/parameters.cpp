@@ -44,7 +44,7 @@ std::vector<Parameter> declare_parameters() {
        "exp.data"},
       {"data_dir", string(), "the dataset's folder (the HDF5 file for hdf5) with --data real",
        "exp.data_dir", synthetic},
-      {"data_backend", string(), "idx, cifar, image_folder or hdf5 with --data real",
+      {"data_backend", string(), "idx, cifar, image_folder, caffe_lmdb or hdf5 with --data real",
        "pytorch.data_backend", synthetic},
       {"data_shuffle", false, "shuffle the data each epoch (true or false)", "pytorch.data_shuffle",
        in_memory},

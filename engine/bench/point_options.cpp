@@ -93,6 +93,7 @@ PointOptions point_options(const Point& point) {
   if (seed < 0) throw core::UsageError("--seed must be 0 or more, got " + std::to_string(seed));
   o.seed = static_cast<uint64_t>(seed);
   read_data_options(point, o.data);
+  o.data.augment = o.phase != Phase::kInference;
   o.cuda_graphs = parameter_value<bool>(point, "cuda_graphs");
   o.channels_last = is_channels_last(text_of(point, "memory_format"));
   if (o.cuda_graphs && o.phase == Phase::kTraining && o.warmup_batches < 3) {

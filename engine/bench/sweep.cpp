@@ -447,6 +447,12 @@ std::vector<PlannedPoint> expand(SweepSpec spec, const Schema& schema, const Ove
   const auto order = loop_order(spec, check);
   Params base;
   for (const auto& [name, value] : schema) base[name] = value;
+  if (base.count("data") && base.count("data_dir")) {
+    // DLBS: a dataset's folder means real data unless `data` says otherwise (synthetic by default)
+    base["data"].compute = [](const Getter& get) {
+      return Value(value_text(get("data_dir")).empty() ? "synthetic" : "real");
+    };
+  }
   for (const auto& [name, param] : spec.parameters) base[name] = param;
   auto drafts = extend(spec, matcher, product(spec, order, base));
   std::vector<PlannedPoint> points;

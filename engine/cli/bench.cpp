@@ -84,7 +84,13 @@ void add_point_flags(cxxopts::Options& options) {
       "processes do)",
       cxxopts::value<std::string>())(
       "json", "print the result as one JSON line (as ../shared/bench's references do)")(
-      "h,help", "show this help");
+      "local_rank",
+      "this process's place on its machine, as torch.distributed.launch passes it (DLBS's "
+      "multi-GPU launcher): LOCAL_RANK",
+      cxxopts::value<int>())("dist_backend",
+                             "nccl or gloo, as DLBS passes it: checked against the device (the "
+                             "engine takes NCCL on CUDA, Gloo on the CPU)",
+                             cxxopts::value<std::string>())("h,help", "show this help");
   add_distributed_flags(options);  // --nproc N: a data-parallel point of N processes
 }
 
@@ -105,7 +111,46 @@ bench::Point point_from_flags(const cxxopts::ParseResult& flags) {
     }
   }
   if (flags.count("nproc")) point["world_size"] = int64_t{flags["nproc"].as<int>()};
+  // DLBS: a dataset's folder means real data, unless --data says otherwise
+  if (flags.count("data_dir") && !flags.count("data") &&
+      !flags["data_dir"].as<std::string>().empty()) {
+    point["data"] = std::string("real");
+  }
   return point;
+}
+
+// DLBS's multi-GPU launch (torch.distributed.launch): --local_rank K on the command line and
+// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in the environment, which the engine's world
+// reads as torchrun's. --local_rank becomes LOCAL_RANK; --dist_backend must be the one the
+// engine takes for the point's device.
+void apply_launcher_flags(const cxxopts::ParseResult& flags, const bench::Point& point) {
+  if (flags.count("local_rank")) {
+    const int local_rank = flags["local_rank"].as<int>();
+    if (local_rank < 0) {
+      throw core::UsageError("--local_rank must be 0 or more, got " + std::to_string(local_rank));
+    }
+    const char* set = std::getenv("LOCAL_RANK");
+    if (set && std::string(set) != std::to_string(local_rank)) {
+      throw core::UsageError("--local_rank " + std::to_string(local_rank) +
+                             " disagrees with LOCAL_RANK=" + set + " in the environment");
+    }
+    setenv("LOCAL_RANK", std::to_string(local_rank).c_str(), 1);
+  }
+  if (!flags.count("dist_backend")) return;
+  const std::string backend = flags["dist_backend"].as<std::string>();
+  if (backend != "nccl" && backend != "gloo") {
+    throw core::UsageError("--dist_backend must be nccl or gloo, got '" + backend + "'");
+  }
+  const bool cuda = bench::point_device(point).is_cuda();
+  const bool several = point.count("world_size") ? bench::param_int(point, "world_size") > 1
+                                                 : std::getenv("WORLD_SIZE") != nullptr;
+  if (several && (backend == "nccl") != cuda) {
+    throw core::UsageError("--dist_backend " + backend + " with --device " +
+                           (cuda ? std::string("cuda") : std::string("cpu")) +
+                           ": the engine's ranks talk through NCCL on CUDA and Gloo on the CPU; "
+                           "give --dist_backend " +
+                           (cuda ? "nccl" : "gloo") + " or leave it out");
+  }
 }
 
 // The threads the point asks for (0: all cores), before a launcher's share.
@@ -225,6 +270,7 @@ int bench_point(const std::vector<std::string>& args) {
   }
   run::BenchRequest request;
   request.point = point_from_flags(flags);
+  apply_launcher_flags(flags, request.point);
   if (auto code = launch_if_asked(flags, "bench", args, requested_threads(request.point))) {
     return *code;
   }

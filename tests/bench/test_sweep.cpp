@@ -250,6 +250,20 @@ TEST_CASE("DLBS's -P and -V: under the variables and extensions, and variables t
   CHECK(error_of(spec, o).find("-P 'modle'") != std::string::npos);
 }
 
+TEST_CASE("a data_dir means real data unless data says otherwise, as in DLBS") {
+  bench::SweepSpec spec;
+  spec.parameters["model"] = Value(std::string("mlp"));
+  spec.variables["data_dir"] = {std::string(""), std::string("/data/mnist")};
+  spec.order = {"data_dir"};
+  auto points = bench::expand(spec, bench::point_schema());
+  REQUIRE(points.size() == 2);
+  CHECK(bench::value_text(points[0].params.at("data")) == "synthetic");
+  CHECK(bench::value_text(points[1].params.at("data")) == "real");
+  spec.parameters["data"] = Value(std::string("synthetic"));  // said: kept
+  points = bench::expand(spec, bench::point_schema());
+  CHECK(bench::value_text(points[1].params.at("data")) == "synthetic");
+}
+
 TEST_CASE("errors name the key and where it is written") {
   auto spec = two_by_two();
   spec.locate = [](const std::string& section, const std::string& key) {

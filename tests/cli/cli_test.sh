@@ -599,8 +599,20 @@ LUA
       "$ENGINE" bench --model mlp --phase inference --data real --data_backend idx \
       --data_dir "$WORK/tiny" --batch_size 4 --num_batches 3
     expect 2 "--data real needs --data_dir" -- "$ENGINE" bench --model mlp --data real --data_backend idx
-    expect 2 "--data_backend must be idx, cifar, image_folder or hdf5" -- \
-      "$ENGINE" bench --model mlp --data real --data_backend caffe_lmdb --data_dir "$WORK/tiny"
+    # DLBS: --data_dir alone means real data
+    expect 0 "mlp, training, batch 4" "parts: data " -- "$ENGINE" bench --model mlp --data_backend idx \
+      --data_dir "$WORK/tiny" --batch_size 4 --num_batches 2
+    expect 2 "--data_backend must be idx, cifar, image_folder, caffe_lmdb or hdf5" -- \
+      "$ENGINE" bench --model mlp --data real --data_backend lmdb --data_dir "$WORK/tiny"
+    expect 5 "caffe_lmdb: $WORK/tiny is not an LMDB database" -- \
+      "$ENGINE" bench --model lenet5 --data real --data_backend caffe_lmdb --data_dir "$WORK/tiny"
+    # DLBS's multi-GPU launcher's flags: torch.distributed.launch's --local_rank, --dist_backend
+    expect 0 "mlp, training, batch 2" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 1 \
+      --local_rank=0 --dist_backend nccl
+    expect 2 "--dist_backend nccl with --device cpu: the engine's ranks talk through NCCL on CUDA and Gloo on the CPU" -- \
+      "$ENGINE" bench --model mlp --nproc 2 --dist_backend nccl
+    expect 2 "--dist_backend must be nccl or gloo, got 'mpi'" -- "$ENGINE" bench --model mlp --dist_backend mpi
+    expect 2 "--local_rank 1 disagrees with LOCAL_RANK=0" -- env LOCAL_RANK=0 "$ENGINE" bench --model mlp --local_rank 1
     expect 0 "n/a here: data_backend (synthetic data)" -- \
       "$ENGINE" bench --model mlp --data_backend caffe_lmdb --batch_size 2 --num_batches 1
     expect 0 "profile: trace.json" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --profile trace.json

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "engine/bench/data_feed.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/statuses.hpp"
+#include "engine/data/caffe_lmdb.hpp"
 #include "engine/run/bench_point.hpp"
 #include "tests/test_support.hpp"
 
@@ -65,8 +67,7 @@ TEST_CASE("bench point: a zoo model timed from its parameters, the rest defaults
   CHECK(row.num_batches == 2);
   CHECK(row.world_size == 1);
   CHECK(measured.point.batch_ms.size() == 2);
-  CHECK(measured.not_applicable ==
-        std::vector<std::string>{"cudnn_benchmark (no cuDNN on cpu)"});
+  CHECK(measured.not_applicable == std::vector<std::string>{"cudnn_benchmark (no cuDNN on cpu)"});
   CHECK(std::get<std::string>(measured.point.details.at("not_applicable")) ==
         "cudnn_benchmark (no cuDNN on cpu)");
   CHECK(std::get<std::string>(measured.point.details.at("loss")) == "NLLLoss");
@@ -120,7 +121,41 @@ TEST_CASE("bench point: in this process a failure comes back as a failed point")
 
   run::BenchRequest nothing;
   nothing.lua = session_in(dir);
-  CHECK_THROWS_WITH_AS(run::measure_point(nothing),
-                       doctest::Contains("engine bench needs a model"),
+  CHECK_THROWS_WITH_AS(run::measure_point(nothing), doctest::Contains("engine bench needs a model"),
                        engine::core::UsageError);
+}
+
+TEST_CASE("bench point: real data from a Caffe LMDB, through DLBS's training transforms") {
+  if (!engine::data::caffe_lmdb_available()) return;
+  const auto dir = engine::test::scratch_dir("bench-point-lmdb");
+  std::vector<torch::Tensor> images;
+  std::vector<int64_t> labels;
+  for (int i = 0; i < 12; ++i) {
+    images.push_back(torch::randint(0, 255, {3, 40, 36}, torch::kInt64).to(torch::kUInt8));
+    labels.push_back(i % 10);
+  }
+  engine::data::write_caffe_lmdb(dir + "/lmdb", images, labels);
+
+  // training: random crops to the model's 32 x 32 and flips, as DLBS's loader; inference:
+  // resize and center crop
+  bench::DataOptions options;
+  options.real = true;
+  options.dir = dir + "/lmdb";
+  options.backend = "caffe_lmdb";
+  const auto training = bench::point_pipeline(options, {3, 32, 32}, 10, 4, 1);
+  CHECK(training.describe().find("random_resized_crop(32x32) | random_flip(p=0.5)") !=
+        std::string::npos);
+  options.augment = false;
+  CHECK(bench::point_pipeline(options, {3, 32, 32}, 10, 4, 1).describe().find("center_crop") !=
+        std::string::npos);
+
+  run::BenchRequest request;
+  request.point = tiny("resnet20_cifar");
+  request.point["data"] = std::string("real");
+  request.point["data_backend"] = std::string("caffe_lmdb");
+  request.point["data_dir"] = dir + "/lmdb";
+  request.lua = session_in(dir);
+  const auto measured = run::measure_point(request);
+  CHECK(measured.point.row.status == engine::core::PointStatus::kOk);
+  CHECK(measured.point.row.data_ms > 0);
 }

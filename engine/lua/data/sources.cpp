@@ -7,6 +7,7 @@
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/data/caffe_lmdb.hpp"
 #include "engine/data/cifar.hpp"
 #include "engine/data/hdf5_source.hpp"
 #include "engine/data/image_codec.hpp"
@@ -197,6 +198,16 @@ int d_image_folder(lua_State* L) {
   });
 }
 
+// data.caffe_lmdb{root = dir, mode = 'rgb' | 'gray'}: a Caffe LMDB image dataset
+int d_caffe_lmdb(lua_State* L) {
+  return guarded(L, [&] {
+    Options o(L, 1, "data.caffe_lmdb", {"root", "mode"});
+    if (!o.has("root")) throw ArgumentError("data.caffe_lmdb: option 'root' is required");
+    return push_pipeline(L, data::Pipeline(std::make_shared<data::CaffeLmdbSource>(
+                                o.string("root", ""), color_mode(o, "data.caffe_lmdb"))));
+  });
+}
+
 // data.hdf5{path = file, input = '/x', target = '/y'}
 int d_hdf5(lua_State* L) {
   return guarded(L, [&] {
@@ -220,6 +231,7 @@ const luaL_Reg kSourceFunctions[] = {{"find", d_find},
                                      {"cifar10", d_cifar10},
                                      {"cifar100", d_cifar100},
                                      {"image_folder", d_image_folder},
+                                     {"caffe_lmdb", d_caffe_lmdb},
                                      {"load_image", d_load_image},
                                      {"save_image", d_save_image},
                                      {"hdf5", d_hdf5},
