@@ -8,6 +8,7 @@
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/data/loader.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/distributed/group.hpp"
@@ -128,6 +129,41 @@ class PointRun {
     return finish();
   }
 
+  PointResult script_training(train::TrainSpec& spec) {
+    spec.options.checkpoint.folder.clear();
+    spec.model.module->train();
+    result_.loss = spec.loss ? spec.loss->name() : std::string();
+    train::Trainer trainer(spec, {}, {}, nullptr);
+    trainer.on_step_part_end(
+        [&](train::Trainer::StepPart part) { parts_.end(step_part_name(part)); });
+    split_ = !spec.options.cuda_graphs;
+    time([&] { trainer.step_batch(next_batch()); });
+    return finish();
+  }
+
+  // The script's first training batch, kept for every step, or its pipeline as the feed.
+  void take_script_data(const data::Pipeline& train_data, bool real) {
+    if (real) {
+      feed_ = std::make_unique<Feed>(train_data, o_.seed);
+      batch_ = feed_->next();
+    } else {
+      data::EpochReader reader(train_data, o_.seed, 0);
+      auto first = reader.next();
+      if (!first) throw core::DataError("the script's training data yields no batch");
+      batch_ = std::move(*first);
+      batch_.move_to(o_.device);
+    }
+  }
+
+  std::vector<int64_t> sample_shape() const {
+    return batch_.input.defined() ? batch_.input.sizes().slice(1).vec() : std::vector<int64_t>{};
+  }
+
+  int64_t batch_rows() const {
+    return batch_.target.defined() && batch_.target.dim() > 0 ? batch_.target.size(0)
+                                                              : batch_.input.size(0);
+  }
+
   PointResult training(const nn::Model& model) {
     auto spec = base_spec(model);
     model.module->train();
@@ -241,6 +277,26 @@ class PointRun {
 };
 
 }  // namespace
+
+PointResult run_script_step(train::TrainSpec spec, PointOptions& o, const Clock& clock) {
+  if (o.batches <= 0 || o.warmup_batches < 0) {
+    throw core::UsageError("--num_batches must be 1 or more and --num_warmup_batches 0 or more");
+  }
+  o.device = spec.device;
+  o.precision = spec.options.precision;
+  o.cuda_graphs = spec.options.cuda_graphs;
+  torch::manual_seed(o.seed);
+  const bool real = o.data.real;
+  o.data.real = false;  // the feed is the script's pipeline, not a --data_backend's
+  o.phase = Phase::kTraining;
+  PointRun run(o, clock);
+  o.data.real = real;
+  if (!spec.train_data) throw core::UsageError("the script's data() gives no train pipeline");
+  run.take_script_data(*spec.train_data, real);
+  o.batch_size = run.batch_rows();
+  o.input_shape = run.sample_shape();
+  return run.script_training(spec);
+}
 
 PointResult run_point(const nn::Model& model, const PointOptions& o, const Clock& clock) {
   check_options(o);

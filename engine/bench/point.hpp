@@ -84,4 +84,13 @@ struct PointResult {
 PointResult run_point(const nn::Model& model, const PointOptions& options,
                       const Clock& clock = steady_seconds);
 
+// The training step of a training script's own run (engine bench SCRIPT.lua): the spec its
+// model(hp), loss, optimizer and data built, stepped by the trainer as engine train steps it.
+// The batch is the first of the script's training data, made once and fed every time (as
+// DLBS's synthetic data), or, with options.data.real, each timed batch read through the
+// script's pipeline. options gives the batches, warm-up, seed and profile; its batch_size is
+// set from the script's batch. No checkpoint is written and no validation runs.
+PointResult run_script_step(train::TrainSpec spec, PointOptions& options,
+                            const Clock& clock = steady_seconds);
+
 }  // namespace engine::bench

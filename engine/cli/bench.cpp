@@ -20,6 +20,7 @@
 #include "engine/core/statuses.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/bench_file.hpp"
+#include "engine/lua/session.hpp"
 #include "engine/run/bench_point.hpp"
 
 namespace engine::cli {
@@ -206,6 +207,15 @@ void print_text(const run::MeasuredPoint& run) {
   }
   const auto parts = bench::parts_text(r);
   if (!parts.empty()) std::printf("  parts: %s\n", parts.c_str());
+  if (const auto script = run.point.details.find("script"); script != run.point.details.end()) {
+    const auto& d = run.point.details;
+    const auto set = std::get<std::string>(d.at("set"));
+    std::printf("  the training step of %s: its model, loss and %s optimizer, %s data%s%s\n",
+                std::get<std::string>(script->second).c_str(),
+                std::get<std::string>(d.at("optimizer")).c_str(),
+                std::get<std::string>(d.at("data")).c_str(), set.empty() ? "" : "; --set ",
+                set.c_str());
+  }
   if (!run.not_applicable.empty()) {
     std::printf("  n/a here: %s\n", core::join(run.not_applicable).c_str());
   }
@@ -305,9 +315,44 @@ int bench_point(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// engine bench SCRIPT.lua for a training script: the step engine train runs for it.
+int bench_script(const std::vector<std::string>& args) {
+  cxxopts::Options options("engine bench SCRIPT.lua",
+                           "Time the training step of a training script: its own model(hp), "
+                           "loss, optimizer and batch, with --set applied, stepped as engine "
+                           "train steps it (docs/benchmarks.md).");
+  options.add_options()("num_batches", "timed batches",
+                        cxxopts::value<int64_t>()->default_value("20"))(
+      "num_warmup_batches", "batches run first and not timed",
+      cxxopts::value<int64_t>()->default_value("3"))(
+      "data",
+      "synthetic (the script's first training batch, fed every time) or real (each timed batch "
+      "read through the script's pipeline)",
+      cxxopts::value<std::string>()->default_value("synthetic"))(
+      "profile", "write a Chrome trace of the timed batches here", cxxopts::value<std::string>())(
+      "json", "print the result as one JSON line");
+  const auto parsed = parse_script_command(options, args, "a training script");
+  if (!parsed) return 0;
+  const auto& flags = *parsed;
+  auto request = run_request("engine bench", flags, args);
+  run::ScriptStep step;
+  step.batches = flags["num_batches"].as<int64_t>();
+  step.warmup_batches = flags["num_warmup_batches"].as<int64_t>();
+  step.real_data = bench::parse_data_kind(flags["data"].as<std::string>());
+  if (flags.count("profile")) step.profile_path = flags["profile"].as<std::string>();
+  const auto measured = run::measure_script_step(request, step);
+  report(flags, measured, request.command);
+  return 0;
+}
+
 int bench_command(const std::vector<std::string>& args) {
-  // a first argument that is not a flag is a sweep script
-  if (!args.empty() && args.front().rfind("-", 0) != 0) return bench_sweep(args);
+  // a first argument that is not a flag is a script: a sweep, or a training script's step
+  if (!args.empty() && args.front().rfind("-", 0) != 0) {
+    std::error_code error;
+    const bool training_script = std::filesystem::is_regular_file(args.front(), error) &&
+                                 !lua::is_sweep_text(read_file(args.front()));
+    return training_script ? bench_script(args) : bench_sweep(args);
+  }
   return bench_point(args);
 }
 

@@ -75,6 +75,10 @@ std::vector<std::string> zoo_ids(Runtime& runtime) {
 
 }  // namespace
 
+bool is_sweep_text(const std::string& script_text) {
+  return looks_like_sweep(script_text);
+}
+
 std::string luajit_version() {
   return LUAJIT_VERSION;
 }

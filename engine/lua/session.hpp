@@ -20,6 +20,10 @@ class Runtime;
 // "LuaJIT 2.1.0-beta3"
 std::string luajit_version();
 
+// Whether a script's text declares a benchmark sweep (kind = 'benchmark'); engine bench runs
+// any other script as a training script's step.
+bool is_sweep_text(const std::string& script_text);
+
 class Session {
  public:
   explicit Session(RuntimeOptions options);

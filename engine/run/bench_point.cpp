@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <spdlog/spdlog.h>
+
 #include <new>
 
 #include "engine/bench/machine.hpp"
@@ -126,10 +128,42 @@ MeasuredPoint measure_point(const BenchRequest& request) {
   core::seed_everything(o.seed);
   lua::Session session(request.lua);
   auto model = session.bench_model(model_id);
+  std::string warning;
+  if (!model.unsupplied_arguments.empty()) {
+    warning = model_id + ": " + model.unsupplied_arguments +
+              " takes arguments and engine bench built it with none, so each is what init "
+              "makes of nil; to time the model a training script builds, run engine bench "
+              "SCRIPT.lua";
+    spdlog::warn("{}", warning);
+  }
   complete_from_model(o, model, model_id);
   const auto result = bench::run_point(model.model, o);
   measured.point = measured_row(model_id, o, result, request);
   add_details(measured.point, o, result, measured.not_applicable);
+  if (!warning.empty()) measured.point.details["warning"] = warning;
+  return measured;
+}
+
+MeasuredPoint measure_script_step(const RunRequest& request, const ScriptStep& step) {
+  RunContext context(request, CheckpointUse::kWeights);
+  MeasuredPoint measured;
+  auto& o = measured.options;
+  o.batches = step.batches;
+  o.warmup_batches = step.warmup_batches;
+  o.data.real = step.real_data;
+  o.seed = context.seed();
+  o.profile_path = step.profile_path;
+  const auto result = bench::run_script_step(context.spec(), o);
+  BenchRequest as_point;
+  as_point.threads = request.threads;
+  measured.point = measured_row(context.script().name(), o, result, as_point);
+  add_details(measured.point, o, result, {});
+  auto& details = measured.point.details;
+  details.erase("classes");  // the script's model says its own
+  details["script"] = request.script;
+  details["optimizer"] = context.spec().optimizer_name;
+  details["set"] = core::join(request.overrides);
+  details["data"] = std::string(step.real_data ? "real" : "synthetic");
   return measured;
 }
 

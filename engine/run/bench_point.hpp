@@ -12,6 +12,7 @@
 #include "engine/bench/value.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/lua/session.hpp"
+#include "engine/run/run_context.hpp"
 
 namespace engine::distributed {
 class Group;
@@ -47,5 +48,16 @@ io::BenchPoint failed_point(const std::exception& e, const bench::Point& point);
 // measure_point for a sweep run in this process: a failure comes back as failed_point's. A
 // data-parallel point (world_size > 1) starts processes of its own and fails here.
 io::BenchPoint run_point_in_process(const bench::Point& point, const lua::RuntimeOptions& lua);
+
+// engine bench SCRIPT.lua: the training step of a training script's own run, built as engine
+// train builds it (RunContext: the script's model(hp), loss, optimizer and data, --set applied,
+// on the request's device, seeded alike) and timed by bench::run_script_step. The row's model
+// is the script's name; its details name the script, the optimizer and the --set values.
+struct ScriptStep {
+  int64_t batches = 20, warmup_batches = 3;
+  bool real_data = false;    // each timed batch read through the script's pipeline
+  std::string profile_path;  // non-empty: a Chrome trace of the timed batches
+};
+MeasuredPoint measure_script_step(const RunRequest& request, const ScriptStep& step);
 
 }  // namespace engine::run

@@ -599,6 +599,24 @@ LUA
       "$ENGINE" bench --model mlp --phase inference --data real --data_backend idx \
       --data_dir "$WORK/tiny" --batch_size 4 --num_batches 3
     expect 2 "--data real needs --data_dir" -- "$ENGINE" bench --model mlp --data real --data_backend idx
+    # a training script's own step: its model(hp), loss, optimizer and batch, --set applied
+    expect 0 "tiny, training, batch 8, float32, cpu, 1 thread, NLLLoss" \
+      "the training step of $FIX/tiny_train.lua: its model, loss and SGD optimizer, synthetic data; --set root=$WORK/tiny, batch_size=8" -- \
+      "$ENGINE" bench "$FIX/tiny_train.lua" --set root="$WORK/tiny" --set batch_size=8 --num_batches 2 --threads 1
+    expect 0 "parts: data " "real data" -- "$ENGINE" bench "$FIX/tiny_train.lua" --set root="$WORK/tiny" \
+      --data real --num_batches 2 --threads 1
+    out=$("$ENGINE" bench "$FIX/tiny_train.lua" --set root="$WORK/tiny" --num_batches 2 --threads 1 --json)
+    printf '%s\n' "$out" | grep -q '^{"impl":"engine","model":"tiny","phase":"training",.*"batch_size":16,' ||
+      fail "bench SCRIPT --json: $out"
+    expect 2 "--set widht=3: unknown hyperparameter 'widht'" -- \
+      "$ENGINE" bench "$FIX/tiny_train.lua" --set root="$WORK/tiny" --set widht=3
+    # a module class built without the arguments its init takes: said
+    printf '%s\n' "local nn = require 'nn'" "local Net = nn.Module:extend('Net')" \
+      "Net.input_shape, Net.classes = {4}, 2" \
+      "function Net:init(width) self.fc = nn.Linear(4, width or 2) end" \
+      "function Net:forward(x) return self.fc(x) end" "return Net" > widthnet.lua
+    expect 0 "widthnet.lua: Net:init(width) takes arguments and engine bench built it with none" -- \
+      "$ENGINE" bench --model widthnet.lua --num_batches 1 --threads 1
     # DLBS: --data_dir alone means real data
     expect 0 "mlp, training, batch 4" "parts: data " -- "$ENGINE" bench --model mlp --data_backend idx \
       --data_dir "$WORK/tiny" --batch_size 4 --num_batches 2

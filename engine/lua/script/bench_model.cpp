@@ -35,11 +35,22 @@ end
 file:close()
 local value = dofile(target)
 local module = value
+local unsupplied = nil
 if type(value) == 'table' and rawget(value, '__classname') and not rawget(value, '__cpp') then
   module = value()  -- a class: build it with no arguments
+  -- the arguments its init takes, which it got none of
+  local init = value.init
+  if type(init) == 'function' then
+    local info = debug.getinfo(init, 'u')
+    local names = {}
+    for i = 2, info.nparams do names[#names + 1] = debug.getlocal(init, i) end
+    if info.isvararg then names[#names + 1] = '...' end
+    if #names > 0 then unsupplied = value.__classname .. ':init(' .. table.concat(names, ', ') .. ')' end
+  end
 end
 local fields = type(value) == 'table' and value or {}
-return module, fields.input_shape, fields.classes, kind(module, fields.input_kind), target
+return module, fields.input_shape, fields.classes, kind(module, fields.input_kind), target,
+       unsupplied
 )lua";
 
 std::vector<int64_t> shape_at(lua_State* L, int index) {
@@ -65,7 +76,9 @@ BenchModel load_bench_model(Runtime& runtime, const std::string& model) {
     throw std::logic_error(lua_tostring(L, -1));
   }
   lua_pushstring(L, model.c_str());
-  runtime.call(1, 5);
+  runtime.call(1, 6);
+  std::string unsupplied = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
   if (lua_isnil(L, -5)) {
     throw core::UsageError("--model '" + model +
                            "' is neither a zoo model nor a Lua module file (zoo: " +
@@ -106,6 +119,7 @@ BenchModel load_bench_model(Runtime& runtime, const std::string& model) {
   out.classes =
       lua_type(L, -3) == LUA_TNUMBER ? core::exact_int64(lua_tonumber(L, -3)).value_or(-1) : 0;
   out.source = lua_tostring(L, -1);
+  out.unsupplied_arguments = unsupplied;
   return out;
 }
 

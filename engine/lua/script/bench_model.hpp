@@ -22,6 +22,9 @@ struct BenchModel {
   // Set when the module has an example_input(n) method: a batch of n inputs it makes itself
   // (a tensor, or a table of named inputs such as wide_deep's).
   std::function<data::Batch(int64_t batch_size)> example_batch;
+  // A module file's class whose init takes arguments, built here with none (each then has the
+  // value init gives it when missing): "Net:init(width, depth)"; empty otherwise.
+  std::string unsupplied_arguments;
 };
 
 // `model` is a zoo id, else a file returning a module class (nn.Module:extend), which is built
