@@ -16,6 +16,7 @@ void Repeats::take(const io::BenchPoint& one, double p50_ms) {
     merged_.batch_ms.clear();
     merged_.batch_repeat.clear();
     merged_.part_ms.clear();
+    merged_.resources.clear();
   }
   p50s_.push_back(p50_ms);
   merged_.batch_ms.insert(merged_.batch_ms.end(), one.batch_ms.begin(), one.batch_ms.end());
@@ -23,6 +24,10 @@ void Repeats::take(const io::BenchPoint& one, double p50_ms) {
   for (const auto& [part, ms] : one.part_ms) {
     auto& into = merged_.part_ms[part];
     into.insert(into.end(), ms.begin(), ms.end());
+  }
+  for (const auto& [series, values] : one.resources) {
+    auto& into = merged_.resources[series];
+    into.insert(into.end(), values.begin(), values.end());
   }
   auto& row = merged_.row;
   row.peak_resident_bytes = std::max(row.peak_resident_bytes, one.row.peak_resident_bytes);
@@ -44,6 +49,7 @@ void Repeats::add_stored(const io::BenchPoint& stored) {
     one.row = stored.row;
     one.details = stored.details;
     one.parameters = stored.parameters;
+    if (r == 0) one.resources = stored.resources;  // the stored repeats' samples, kept whole
     for (size_t i = 0; i < of.size(); ++i) {
       if (of[i] != r) continue;
       one.batch_ms.push_back(stored.batch_ms[i]);

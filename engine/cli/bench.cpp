@@ -181,6 +181,25 @@ void print_json(const run::MeasuredPoint& run) {
   std::printf("%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
+// The resource monitor's summary: "resources (12 samples): cpu 196% of a core (mean), resident
+// 292 MiB (max); gpu 87% (mean), gpu memory 10342 MiB (max)".
+void print_resources(const io::BenchPoint& point) {
+  const auto figure = [&](const char* name) {
+    const auto it = point.details.find(name);
+    return it == point.details.end() ? -1.0 : std::get<double>(it->second);
+  };
+  const auto samples = point.resources.find("seconds");
+  if (samples == point.resources.end() || figure("cpu_percent_mean") < 0) return;
+  std::printf("  resources (%zu sample%s): cpu %.0f%% of a core (mean), resident %.0f MiB (max)",
+              samples->second.size(), samples->second.size() == 1 ? "" : "s",
+              figure("cpu_percent_mean"), figure("resident_mb_max"));
+  if (figure("gpu_percent_mean") >= 0) {
+    std::printf("; gpu %.0f%% (mean), gpu memory %.0f MiB (max)", figure("gpu_percent_mean"),
+                figure("gpu_memory_mb_max"));
+  }
+  std::printf("\n");
+}
+
 void print_text(const run::MeasuredPoint& run) {
   const auto& r = run.point.row;
   const auto loss = std::get<std::string>(run.point.details.at("loss"));
@@ -207,6 +226,7 @@ void print_text(const run::MeasuredPoint& run) {
   }
   const auto parts = bench::parts_text(r);
   if (!parts.empty()) std::printf("  parts: %s\n", parts.c_str());
+  print_resources(run.point);
   if (const auto script = run.point.details.find("script"); script != run.point.details.end()) {
     const auto& d = run.point.details;
     const auto set = std::get<std::string>(d.at("set"));

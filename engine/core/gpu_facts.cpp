@@ -105,6 +105,18 @@ Facts gpu_facts(const c10::Device& device) {
   return facts;
 }
 
+std::string gpu_pci_bus_id(const c10::Device& device) {
+  if (!device.is_cuda() || !torch::cuda::is_available()) return {};
+#ifdef ENGINE_WITH_CUDA
+  char id[32] = {0};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, device.has_index() ? device.index() : 0) ==
+      cudaSuccess) {
+    return id;
+  }
+#endif
+  return {};
+}
+
 std::vector<std::string> loaded_openmp_runtimes() {
   std::vector<std::string> runtimes;
   dl_iterate_phdr(add_openmp_runtime, &runtimes);

@@ -16,6 +16,9 @@ using Facts = std::vector<std::pair<std::string, std::string>>;
 // version, or "none" where the library is not there), in that order. Empty for the CPU and in
 // a build against a libtorch without CUDA.
 Facts gpu_facts(const c10::Device& device);
+// A CUDA device's PCI bus id ("0000:3B:00.0"), what NVML finds it by; "" for the CPU, a
+// libtorch without CUDA, or a device CUDA cannot name.
+std::string gpu_pci_bus_id(const c10::Device& device);
 
 // The OpenMP runtimes mapped into this process, each as "name (path)": one where the engine
 // links what libtorch links, two when a second copy came in beside libtorch's own.

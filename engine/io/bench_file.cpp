@@ -48,6 +48,15 @@ BenchPoint read_point_at(hid_t points, int64_t index, bool with_batches) {
         if (h5::exists(parts.get(), part)) p.part_ms[part] = h5::read_doubles(parts.get(), part);
       }
     }
+    if (h5::exists(group.get(), "resources")) {
+      auto resources = h5::open_group(group.get(), "resources");
+      for (const char* series :
+           {"seconds", "cpu_percent", "resident_mb", "gpu_percent", "gpu_memory_mb"}) {
+        if (h5::exists(resources.get(), series)) {
+          p.resources[series] = h5::read_doubles(resources.get(), series);
+        }
+      }
+    }
   }
   return p;
 }
@@ -192,6 +201,12 @@ void BenchFile::write_point(const BenchPoint& point) {
   if (!point.part_ms.empty()) {
     auto parts = h5::create_group(group.get(), "part_ms");
     for (const auto& [part, ms] : point.part_ms) h5::write_doubles(parts.get(), part, ms);
+  }
+  if (!point.resources.empty()) {
+    auto resources = h5::create_group(group.get(), "resources");
+    for (const auto& [series, values] : point.resources) {
+      h5::write_doubles(resources.get(), series, values);
+    }
   }
   write_row(point.row);
   h5::flush(file_.get(), path_);

@@ -26,6 +26,10 @@ struct BenchPoint {
   std::vector<int64_t> batch_repeat;                   // the repeat (from 0) each batch belongs to
   std::map<std::string, std::vector<double>> part_ms;  // /points/<i>/part_ms/<part>: each
                                                        // timed batch's data, forward, ... time
+  // /points/<i>/resources/<series>: the resource monitor's samples over the point's batches
+  // (seconds, cpu_percent, resident_mb, gpu_percent, gpu_memory_mb; core/resource_monitor.hpp),
+  // each repeat's after the one before
+  std::map<std::string, std::vector<double>> resources;
 };
 
 struct BenchInfo {

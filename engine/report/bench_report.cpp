@@ -31,7 +31,17 @@ const std::vector<std::string> kRowColumns = {"file",
                                               "throughput_per_rank",
                                               "scaling_efficiency",
                                               "peak_resident_mb",
+                                              "cpu_percent",
+                                              "gpu_percent",
                                               "reason"};
+
+// The mean of a resource series the point's details summarise, or an empty cell.
+Cell detail_number(const io::BenchPoint& point, const char* name) {
+  const auto it = point.details.find(name);
+  if (it == point.details.end()) return Cell{};
+  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  return Cell{};
+}
 
 std::optional<double> number_in(const Cell& cell) {
   if (const auto* i = std::get_if<int64_t>(&cell)) return static_cast<double>(*i);
@@ -108,6 +118,8 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
                             r.peak_resident_bytes > 0
                                 ? Cell{static_cast<double>(r.peak_resident_bytes) / (1 << 20)}
                                 : Cell{},
+                            detail_number(p, "cpu_percent_mean"),
+                            detail_number(p, "gpu_percent_mean"),
                             r.reason};
       for (const auto& name : extra) {
         const auto it = p.parameters.find(name);
@@ -173,6 +185,8 @@ bool result_column(const std::string& name) {
                                                 "throughput_per_rank",
                                                 "scaling_efficiency",
                                                 "peak_resident_mb",
+                                                "cpu_percent",
+                                                "gpu_percent",
                                                 "reason"};
   return results.count(name) > 0;
 }

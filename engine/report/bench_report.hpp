@@ -14,7 +14,8 @@ namespace engine::report {
 
 // One row per point of every file: file, point, model, phase, device, dtype, batch_size,
 // world_size, threads, status, p50_ms, mean_ms, p90_ms, throughput, throughput_per_rank,
-// scaling_efficiency, peak memory, reason; then the points' other parameters, by name.
+// scaling_efficiency, peak memory, the resource monitor's mean CPU share (cpu_percent: 100 is one
+// core busy) and GPU utilisation (gpu_percent), reason; then the points' other parameters.
 Table bench_points(const std::vector<io::BenchContents>& files);
 
 struct Pivot {

@@ -92,6 +92,20 @@ void add_engine_figures(const io::BenchContents& file, const io::BenchPoint& poi
   if (!row.error_kind.empty()) record["engine.error_kind"] = row.error_kind;
 }
 
+// The resource monitor's series as DLBS's monitor writes them into a log (results.use.<name>):
+// time (seconds from the point's start), cpu (% of a core), mem_res (resident, MiB), and on a
+// GPU gpus (utilisation %) and gpus_mem (MiB), one entry per sample.
+void add_resource_use(const io::BenchPoint& point, Json& record) {
+  for (const auto& [series, key] : {std::pair{"seconds", "time"},
+                                    {"cpu_percent", "cpu"},
+                                    {"resident_mb", "mem_res"},
+                                    {"gpu_percent", "gpus"},
+                                    {"gpu_memory_mb", "gpus_mem"}}) {
+    const auto it = point.resources.find(series);
+    if (it != point.resources.end()) record[std::string("results.use.") + key] = it->second;
+  }
+}
+
 Json point_record(const io::BenchContents& file, const io::BenchPoint& point,
                   const DlbsNames& names) {
   const auto& row = point.row;
@@ -132,6 +146,7 @@ Json point_record(const io::BenchContents& file, const io::BenchPoint& point,
     record["results.status"] = "failure";
   }
   add_engine_figures(file, point, record);
+  add_resource_use(point, record);
   return record;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
+#include "engine/core/resource_monitor.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/core/threads.hpp"
@@ -93,6 +94,24 @@ void add_details(io::BenchPoint& point, const bench::PointOptions& o,
   details["cuda_graphs"] = o.cuda_graphs;
 }
 
+// DLBS's sampling frequency at monitor.frequency 0.1: ten samples a second.
+constexpr std::chrono::milliseconds kSampleInterval(100);
+
+// The monitor's series, and their summary among the details: the mean CPU share and GPU
+// utilisation, the largest resident and GPU memory.
+void add_resources(io::BenchPoint& point, const core::ResourceSeries& series) {
+  point.resources = series;
+  const auto summary = [&](const char* name, const char* detail, bool largest) {
+    const auto it = series.find(name);
+    if (it == series.end() || it->second.empty()) return;
+    point.details[detail] = largest ? core::series_max(it->second) : core::series_mean(it->second);
+  };
+  summary("cpu_percent", "cpu_percent_mean", false);
+  summary("resident_mb", "resident_mb_max", true);
+  summary("gpu_percent", "gpu_percent_mean", false);
+  summary("gpu_memory_mb", "gpu_memory_mb_max", true);
+}
+
 // How a failed point's error is classified: the exception's type first, then its message.
 std::string failure_kind_of(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const c10::OutOfMemoryError*>(&e) ||
@@ -137,9 +156,12 @@ MeasuredPoint measure_point(const BenchRequest& request) {
     spdlog::warn("{}", warning);
   }
   complete_from_model(o, model, model_id);
+  core::ResourceMonitor monitor(kSampleInterval, core::gpu_pci_bus_id(o.device));
   const auto result = bench::run_point(model.model, o);
+  const auto resources = monitor.stop();
   measured.point = measured_row(model_id, o, result, request);
   add_details(measured.point, o, result, measured.not_applicable);
+  add_resources(measured.point, resources);
   if (!warning.empty()) measured.point.details["warning"] = warning;
   return measured;
 }
@@ -153,11 +175,14 @@ MeasuredPoint measure_script_step(const RunRequest& request, const ScriptStep& s
   o.data.real = step.real_data;
   o.seed = context.seed();
   o.profile_path = step.profile_path;
+  core::ResourceMonitor monitor(kSampleInterval, core::gpu_pci_bus_id(context.spec().device));
   const auto result = bench::run_script_step(context.spec(), o);
+  const auto resources = monitor.stop();
   BenchRequest as_point;
   as_point.threads = request.threads;
   measured.point = measured_row(context.script().name(), o, result, as_point);
   add_details(measured.point, o, result, {});
+  add_resources(measured.point, resources);
   auto& details = measured.point.details;
   details.erase("classes");  // the script's model says its own
   details["script"] = request.script;

@@ -599,6 +599,13 @@ LUA
       "$ENGINE" bench --model mlp --phase inference --data real --data_backend idx \
       --data_dir "$WORK/tiny" --batch_size 4 --num_batches 3
     expect 2 "--data real needs --data_dir" -- "$ENGINE" bench --model mlp --data real --data_backend idx
+    # the resource monitor's summary, and its series in the benchmark file
+    expect 0 "resources (" "% of a core (mean), resident " -- "$ENGINE" bench --model mlp --batch_size 4 \
+      --num_batches 3 --threads 1 --out "$WORK/monitored"
+    h5dump -d /points/0/resources/cpu_percent "$WORK"/monitored/bench/mlp/*.h5 >/dev/null ||
+      fail "no resources/cpu_percent series in the benchmark file"
+    "$ENGINE" report "$WORK/monitored" --format csv | head -1 | grep -q ",cpu_percent,gpu_percent," ||
+      fail "engine report has no cpu_percent column"
     # a training script's own step: its model(hp), loss, optimizer and batch, --set applied
     expect 0 "tiny, training, batch 8, float32, cpu, 1 thread, NLLLoss" \
       "the training step of $FIX/tiny_train.lua: its model, loss and SGD optimizer, synthetic data; --set root=$WORK/tiny, batch_size=8" -- \

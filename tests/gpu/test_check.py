@@ -37,7 +37,7 @@ def test_dry_run():
     for step in ['build:', 'info:', 'openmp:', 'gpu_tests:', 'train mlp b64 float32:',
                  'train mnist_cnn b64 bfloat16:', 'train resnet50 b128 float16:', 'inference:',
                  'readme_job:', 'cpu_wheel:', '-L gpu', 'OMP_DISPLAY_ENV', '--cuda_graphs true',
-                 '/nonexistent/out/gpu-check.md']:
+                 '/nonexistent/out/gpu-check.md', 'monitor:']:
         if step not in out:
             fail('--dry-run does not say %r:\n%s' % (step, out))
     if os.path.exists('/nonexistent/out'):

@@ -62,6 +62,7 @@ io::BenchPoint point(int64_t index, const std::string& model, const std::string&
   p.row.num_batches = 4;
   p.row.status = status;
   if (status == core::PointStatus::kOk) {
+    p.resources = {{"seconds", {0.1, 0.2}}, {"cpu_percent", {150, 190}}, {"resident_mb", {80, 90}}};
     p.batch_ms = {1.0, 2.0, 3.0, 4.0};
     p.row.mean_ms = 2.5;
     p.row.throughput = 32.0 * world * 1000.0 / 2.5;
@@ -121,6 +122,11 @@ TEST_CASE("every DLBS record has the keys DLBS's tools read, with their types") 
   CHECK(cpu["results.throughput"] == 12800);
   CHECK(cpu["results.time_data"].size() == 4);
   CHECK(cpu["engine.seed"] == 7);  // a parameter DLBS has no name for keeps the engine's
+  // the resource monitor's series as DLBS's monitor writes them
+  CHECK(cpu["results.use.time"] == Json::array({0.1, 0.2}));
+  CHECK(cpu["results.use.cpu"] == Json::array({150.0, 190.0}));
+  CHECK(cpu["results.use.mem_res"] == Json::array({80.0, 90.0}));
+  CHECK_FALSE(cpu.contains("results.use.gpus"));
 
   const Json& gpus = document["data"][1];
   CHECK(gpus["exp.device_type"] == "gpu");
