@@ -41,26 +41,6 @@ double duration_flag(const std::string& text) {
   return value * scale;
 }
 
-// Takes every "--flag VALUE" and "--flag=VALUE" out of args. cxxopts would split a repeated
-// flag's values at commas, which --var a,b,c and --set input_shape=1,28,28 need whole.
-std::vector<std::string> take_repeated(std::vector<std::string>& args, const std::string& flag) {
-  std::vector<std::string> values;
-  for (size_t i = 0; i < args.size();) {
-    if (args[i] == flag) {
-      if (i + 1 >= args.size()) throw core::UsageError(flag + " needs a value: name=value");
-      values.push_back(args[i + 1]);
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
-                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-    } else if (args[i].rfind(flag + "=", 0) == 0) {
-      values.push_back(args[i].substr(flag.size() + 1));
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
-  }
-  return values;
-}
-
 // A folder for the children's result files, removed when the sweep ends.
 class ScratchDir {
  public:
@@ -203,8 +183,8 @@ int bench_sweep(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const auto sets = take_repeated(rest, "--set");
   const auto vars = take_repeated(rest, "--var");
-  const auto dlbs_params = take_short_repeated(rest, "-P");
-  const auto dlbs_vars = take_short_repeated(rest, "-V");
+  const auto dlbs_params = take_repeated(rest, "-P");
+  const auto dlbs_vars = take_repeated(rest, "-V");
   auto flags = parse(options, rest);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());

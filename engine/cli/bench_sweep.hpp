@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-
 namespace engine::cli {
 
 // engine bench SWEEP.lua [flags]

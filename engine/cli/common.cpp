@@ -184,4 +184,24 @@ std::string read_file(const std::string& path) {
   return out.str();
 }
 
+std::vector<std::string> take_repeated(std::vector<std::string>& args, const std::string& flag) {
+  const bool short_flag = flag.size() == 2;
+  const std::string attached = short_flag ? flag : flag + "=";
+  std::vector<std::string> values;
+  for (size_t i = 0; i < args.size();) {
+    if (args[i] == flag) {
+      if (i + 1 >= args.size()) throw core::UsageError(flag + " needs a value: name=value");
+      values.push_back(args[i + 1]);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    } else if (args[i].size() > attached.size() && args[i].rfind(attached, 0) == 0) {
+      values.push_back(args[i].substr(attached.size()));
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return values;
+}
+
 }  // namespace engine::cli

@@ -56,4 +56,9 @@ void check_script(const std::string& path);
 
 std::string read_file(const std::string& path);
 
+// Takes every "--flag VALUE" and "--flag=VALUE" (a short flag: "-P VALUE" and "-PVALUE", as
+// DLBS writes -Pexp.num_batches=100) out of args, in order. cxxopts would split a repeated
+// flag's values at commas, which --var a,b,c and --set input_shape=1,28,28 need whole.
+std::vector<std::string> take_repeated(std::vector<std::string>& args, const std::string& flag);
+
 }  // namespace engine::cli

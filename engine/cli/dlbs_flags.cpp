@@ -46,25 +46,6 @@ std::pair<std::string, std::string> assignment(const std::string& text, const st
 
 }  // namespace
 
-std::vector<std::string> take_short_repeated(std::vector<std::string>& args,
-                                             const std::string& flag) {
-  std::vector<std::string> values;
-  for (size_t i = 0; i < args.size();) {
-    if (args[i] == flag) {
-      if (i + 1 >= args.size()) throw core::UsageError(flag + " needs a value: name=value");
-      values.push_back(args[i + 1]);
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
-                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
-    } else if (args[i].size() > flag.size() && args[i].rfind(flag, 0) == 0) {
-      values.push_back(args[i].substr(flag.size()));
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
-  }
-  return values;
-}
-
 void add_dlbs_overrides(const std::vector<std::string>& params,
                         const std::vector<std::string>& variables, bench::Overrides& overrides) {
   for (const auto& text : params) {

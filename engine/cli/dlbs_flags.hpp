@@ -10,10 +10,6 @@
 
 namespace engine::cli {
 
-// Removes every `-P X` / `-PX` (for flag "-P") from args and returns the Xs in order.
-std::vector<std::string> take_short_repeated(std::vector<std::string>& args,
-                                             const std::string& flag);
-
 // The -P and -V assignments as overrides: names through DLBS's (exp.model is model), values
 // read as JSON ('"resnet50"', 16, true, [8, 16]) or, where they are not JSON, as the text.
 // A UsageError names an assignment without '=' and a -P whose value is a list.

@@ -172,23 +172,13 @@ size_t index_in(std::vector<Item>& list, const Item& item, Equal equal) {
   return list.size() - 1;
 }
 
-// The columns that may tell apart points that share a pivot cell: the points' parameters
-// (every column but the results and the bookkeeping), then the file they are in.
+// The columns that may tell apart points that share a pivot cell: the points' parameters (the
+// row's first columns after file and point, and every column after reason), then the file.
 bool result_column(const std::string& name) {
-  static const std::set<std::string> results = {"file",
-                                                "point",
-                                                "status",
-                                                "p50_ms",
-                                                "mean_ms",
-                                                "p90_ms",
-                                                "throughput",
-                                                "throughput_per_rank",
-                                                "scaling_efficiency",
-                                                "peak_resident_mb",
-                                                "cpu_percent",
-                                                "gpu_percent",
-                                                "reason"};
-  return results.count(name) > 0;
+  static const std::set<std::string> parameters = {"model",      "phase",      "device", "dtype",
+                                                   "batch_size", "world_size", "threads"};
+  return std::find(kRowColumns.begin(), kRowColumns.end(), name) != kRowColumns.end() &&
+         !parameters.count(name);
 }
 
 // The rows of `points` grouped by their values in `columns`, as one text key each.
