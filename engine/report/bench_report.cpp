@@ -121,9 +121,19 @@ Table bench_points(const std::vector<io::BenchContents>& files) {
                             detail_number(p, "cpu_percent_mean"),
                             detail_number(p, "gpu_percent_mean"),
                             r.reason};
+      const auto na = p.details.find("not_applicable");
+      const std::string not_applicable =
+          na != p.details.end() && std::holds_alternative<std::string>(na->second)
+              ? ", " + std::get<std::string>(na->second)
+              : std::string();
       for (const auto& name : extra) {
         const auto it = p.parameters.find(name);
-        row.push_back(it == p.parameters.end() ? Cell{} : cell_of(it->second));
+        // a setting that cannot apply to the point's device or phase (cudnn_benchmark on a CPU)
+        if (not_applicable.find(", " + name + " (") != std::string::npos) {
+          row.push_back(std::string("n/a"));
+        } else {
+          row.push_back(it == p.parameters.end() ? Cell{} : cell_of(it->second));
+        }
       }
       t.rows.push_back(std::move(row));
     }

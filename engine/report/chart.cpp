@@ -31,6 +31,35 @@ double text_width(const std::string& text, double size) {
   return 0.6 * size * static_cast<double>(text.size());
 }
 
+// Text broken at spaces into lines no wider than `width` at `size`; a word wider than a line
+// is cut and ends in "...".
+std::vector<std::string> wrapped(const std::string& text, double width, double size) {
+  const auto max_chars = static_cast<size_t>(std::max(4.0, width / (0.6 * size)));
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (word.size() > max_chars) word = word.substr(0, max_chars - 3) + "...";
+    if (!line.empty() && line.size() + 1 + word.size() > max_chars) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
+// One line of at most `width`: cut at a word where it can be, ending in "...".
+std::string shortened(const std::string& text, double width, double size) {
+  const auto lines = wrapped(text, width, size);
+  if (lines.size() == 1) return lines.front();
+  const auto max_chars = static_cast<size_t>(std::max(4.0, width / (0.6 * size)));
+  std::string line = lines.front();
+  if (line.size() + 3 > max_chars) line = line.substr(0, max_chars - 3);
+  return line + "...";
+}
+
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
@@ -135,7 +164,7 @@ void draw_grid(std::ostringstream& svg, const PlotArea& area) {
         << "\" y2=\"" << fixed(y0 + 4) << "\" stroke=\"#333333\" stroke-width=\"1\"/>\n"
         << "<text x=\"" << fixed(px) << "\" y=\"" << fixed(y0 + 17)
         << "\" text-anchor=\"middle\" font-size=\"11\">"
-        << xml_escaped(tick_text(t, x.log ? std::min(1.0, t) : x.spacing)) << "</text>\n";
+        << xml_escaped(x.log ? power_of_two_text(t) : tick_text(t, x.spacing)) << "</text>\n";
   }
 }
 
@@ -199,7 +228,7 @@ void draw_chart(std::ostringstream& svg, const Chart& chart, double left, double
   const PlotArea area = plot_area(chart, left, top);
   svg << "<g>\n<text x=\"" << fixed(left + kChartWidth / 2) << "\" y=\"" << fixed(top + 22)
       << "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
-      << xml_escaped(chart.title) << "</text>\n";
+      << xml_escaped(shortened(chart.title, kChartWidth - 24, 14)) << "</text>\n";
   draw_grid(svg, area);
   draw_axes(svg, chart, area, left);
   draw_lines(svg, chart, area, colour_of);
@@ -268,6 +297,15 @@ std::string tick_text(double value, double spacing) {
   return trimmed(value, std::min(decimals, 8));
 }
 
+std::string power_of_two_text(double value) {
+  const double exponent = std::round(std::log2(value));
+  if (value <= 0 || std::exp2(exponent) != value) return tick_text(value, value);
+  if (exponent >= 0) return fixed(value, 0);
+  // 2^-k has exactly k decimals: written out while short, else as a power
+  if (exponent >= -6) return fixed(value, static_cast<int>(-exponent));
+  return "2^" + std::to_string(static_cast<int>(exponent));
+}
+
 std::string render_svg(const Figure& figure) {
   // colours follow the labels in the order they first appear
   std::map<std::string, size_t> colour_of;
@@ -287,7 +325,10 @@ std::string render_svg(const Figure& figure) {
     double x, y;
   };
   std::vector<Entry> legend;
-  double lx = kFigureMargin, ly = kFigureMargin + kTitleHeight;
+  // the title wrapped to the figure's width: a long one takes lines, never runs off the edge
+  const auto title_lines = wrapped(figure.title, width - 2 * kFigureMargin, 17);
+  const double title_extra = 22.0 * static_cast<double>(title_lines.size() - 1);
+  double lx = kFigureMargin, ly = kFigureMargin + kTitleHeight + title_extra;
   for (const auto& label : labels) {
     const double w = 30 + text_width(label, 12) + 18;
     if (lx + w > width - kFigureMargin && lx > kFigureMargin) {
@@ -307,9 +348,13 @@ std::string render_svg(const Figure& figure) {
       << "\" font-family=\"" << kFont << "\" fill=\"#1a1a1a\">\n"
       << "<title>" << xml_escaped(figure.title) << "</title>\n"
       << "<rect x=\"0\" y=\"0\" width=\"" << fixed(width, 0) << "\" height=\"" << fixed(height, 0)
-      << "\" rx=\"6\" fill=\"#ffffff\"/>\n"
-      << "<text x=\"" << fixed(kFigureMargin) << "\" y=\"" << fixed(kFigureMargin + 18)
-      << "\" font-size=\"17\" font-weight=\"bold\">" << xml_escaped(figure.title) << "</text>\n";
+      << "\" rx=\"6\" fill=\"#ffffff\"/>\n";
+  for (size_t i = 0; i < title_lines.size(); ++i) {
+    svg << "<text x=\"" << fixed(kFigureMargin) << "\" y=\""
+        << fixed(kFigureMargin + 18 + 22.0 * static_cast<double>(i))
+        << "\" font-size=\"17\" font-weight=\"bold\">" << xml_escaped(title_lines[i])
+        << "</text>\n";
+  }
   for (const auto& entry : legend) {
     const char* colour = kColours[colour_of.at(entry.label) % kColourCount];
     svg << "<line x1=\"" << fixed(entry.x) << "\" y1=\"" << fixed(entry.y + 6) << "\" x2=\""

@@ -35,6 +35,9 @@ std::vector<double> nice_ticks(double lo, double hi, int count);
 // A tick's text: as many decimals as the ticks' spacing needs, thousands as "12k", millions
 // as "1.5M".
 std::string tick_text(double value, double spacing);
+// A tick of a log2 axis, exactly: 1, 16, 1024, 16384; 0.5, 0.25, ... 0.015625 in full; from
+// 2^-7 down "2^-7". A value that is no power of two: tick_text's.
+std::string power_of_two_text(double value);
 
 // Text for SVG and HTML: & < > " escaped.
 std::string xml_escaped(const std::string& text);

@@ -11,6 +11,7 @@
 #include "engine/io/result_file.hpp"
 #include "engine/io/search_file.hpp"
 #include "engine/report/bench_compare.hpp"
+#include "engine/report/cells.hpp"
 #include "engine/report/plots.hpp"
 #include "engine/report/run_report.hpp"
 #include "engine/report/search_report.hpp"
@@ -95,9 +96,14 @@ Table benchmark_points(const std::vector<std::string>& paths) {
 void figure_of(const std::vector<io::RunFile>& runs, const ResultFiles& files, const Report& report,
                const ReportRequest& request, Figure& figure) {
   std::vector<std::string> shown;
-  size_t table = 0;
-  if (!files.runs.empty()) {
-    const Table& runs_table = report.tables[table++];
+  const auto table_named = [&](const std::string& name) -> const Table* {
+    for (const auto& t : report.tables) {
+      if (t.name == name) return &t;
+    }
+    return nullptr;
+  };
+  if (const Table* found = table_named("runs")) {
+    const Table& runs_table = *found;
     const auto path_column = static_cast<size_t>(runs_table.column("run"));
     std::vector<io::RunFile> selected;
     for (const auto& row : runs_table.rows) {
@@ -112,8 +118,8 @@ void figure_of(const std::vector<io::RunFile>& runs, const ResultFiles& files, c
     shown.push_back(names.size() == 1 ? *names.begin() + ": " + runs_table.title
                                       : runs_table.title);
   }
-  if (!files.benchmarks.empty()) {
-    const Table& points = report.tables[table];
+  if (const Table* found = table_named("points")) {
+    const Table& points = *found;
     Pivot pivot = request.pivot.value_or(Pivot{});
     std::vector<std::string> measures;
     for (const auto& value :
@@ -152,6 +158,27 @@ void pivot_points(Report& report, const ReportRequest& request) {
   }
   const auto at = report.tables.erase(points);
   report.tables.insert(at, pivots.begin(), pivots.end());
+}
+
+// What makes search files one search: the shards of one job array (shards > 1) agree on the
+// name, seed, searcher, overrides and script; any other file is a search of its own.
+std::string search_identity(const io::SearchContents& search, size_t index) {
+  const auto text = [&](const std::string& name) {
+    const auto it = search.attributes.find(name);
+    return it == search.attributes.end() ? std::string() : cell_text(cell_of(it->second));
+  };
+  const std::string shards = text("shards");
+  if (shards.empty() || shards == "1") return "file " + std::to_string(index);
+  std::string key = "shards " + shards;
+  for (const auto& [name, value] : search.attributes) {
+    if (name == "name" || name == "seed" || name == "overrides" || name.rfind("searcher.", 0) == 0)
+      key += "\n" + name + "=" + cell_text(cell_of(value));
+  }
+  return key + "\n" + search.script_text;
+}
+
+bool is_evaluation(const io::RunFile& run) {
+  return run.text("command").rfind("engine eval", 0) == 0;
 }
 
 }  // namespace
@@ -228,10 +255,39 @@ Report make_report(const ReportRequest& request, Figure* figure) {
       }
       return run_report(runs.front(), charts);
     }
-    report.tables.push_back(compare_runs(runs, request.selection.last));
+    // engine eval's files are not training runs: a table of their own, never ranked with them
+    std::vector<io::RunFile> training, evaluations;
+    for (const auto& run : runs) (is_evaluation(run) ? evaluations : training).push_back(run);
+    if (!training.empty()) report.tables.push_back(compare_runs(training, request.selection.last));
+    if (!evaluations.empty()) {
+      Table t = compare_runs(evaluations, request.selection.last);
+      t.name = "evaluations";
+      t.title = "engine eval: " + t.title;
+      report.tables.push_back(std::move(t));
+    }
+    runs = training;
   }
   if (!files.benchmarks.empty()) report.tables.push_back(benchmark_points(files.benchmarks));
-  if (!searches.empty()) report.tables.push_back(leaderboard(searches));
+  // one leaderboard per search: the shards of one job array together, two searches never
+  std::vector<std::vector<io::SearchContents>> groups;
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < searches.size(); ++i) {
+    const std::string key = search_identity(searches[i], i);
+    const auto at = std::find(keys.begin(), keys.end(), key);
+    if (at == keys.end()) {
+      keys.push_back(key);
+      groups.push_back({searches[i]});
+    } else {
+      groups[static_cast<size_t>(at - keys.begin())].push_back(searches[i]);
+    }
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    report.tables.push_back(leaderboard(groups[g]));
+    if (groups.size() > 1) {
+      report.tables.back().name = "trials_" + std::to_string(g + 1);
+      if (groups[g].size() == 1) report.tables.back().title += " (" + groups[g][0].path + ")";
+    }
+  }
   std::vector<Table*> tables;
   for (auto& t : report.tables) tables.push_back(&t);
   Selection selection = request.selection;

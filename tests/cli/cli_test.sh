@@ -1081,6 +1081,12 @@ LUA
     # grid: 4 x values times 3 depths
     expect 0 "grid over 2 hyperparameters, 12 trials planned" -- search "$FIX/search_grid.lua" --out "$WORK/grid"
     grid=$(ls "$WORK"/grid/search/objective/*.h5)
+    # two searches of one name (random, grid) in one folder: a leaderboard each, never merged
+    mkdir -p "$WORK/both" && cp "$file" "$WORK/both/random.h5" && cp "$grid" "$WORK/both/grid.h5"
+    out=$("$ENGINE" report "$WORK/both")
+    [ "$(printf '%s\n' "$out" | grep -c '^search objective (')" = 2 ] || fail "two searches merged: $out"
+    printf '%s\n' "$out" | grep -q "^search objective (random): 6 trials.*($WORK/both/random.h5)" ||
+      fail "the random search's leaderboard: $out"
     [ "$("$ENGINE" report "$grid" --format csv | grep -c ',completed,')" = 12 ] || fail "not 12 completed grid trials"
     objective_ok "$grid"
     # asha: weak trials stop at a low rung, the best go on to 4 epochs

@@ -68,6 +68,44 @@ report::Table points_table() {
 
 }  // namespace
 
+TEST_CASE("a log2 axis labels its ticks exactly") {
+  CHECK(report::power_of_two_text(1) == "1");
+  CHECK(report::power_of_two_text(16384) == "16384");
+  CHECK(report::power_of_two_text(0.5) == "0.5");
+  CHECK(report::power_of_two_text(0.125) == "0.125");        // was "0.1"
+  CHECK(report::power_of_two_text(0.015625) == "0.015625");  // was "0.02"
+  CHECK(report::power_of_two_text(std::exp2(-10)) == "2^-10");
+  // lr from 2^-6 to 0.25 on a log axis: every label is its tick's value
+  report::Chart chart{"lr", "lr", "loss", {}, true, false};
+  chart.lines.push_back({"x", {0.015625, 0.0625, 0.2}, {1, 2, 3}});
+  const auto svg = report::render_svg(report::Figure{"ticks", {chart}});
+  for (const char* label : {">0.015625<", ">0.03125<", ">0.0625<", ">0.125<", ">0.25<"}) {
+    CHECK_MESSAGE(svg.find(label) != std::string::npos, label);
+  }
+  CHECK(svg.find(">0.02<") == std::string::npos);
+}
+
+TEST_CASE("titles fit: the figure's wraps, a chart's is shortened") {
+  const std::string long_title(40, 'x');
+  std::string title = "throughput (samples/s) against batch size (samples), 24 benchmark points";
+  title += " in 3 files; " + long_title + " " + long_title;
+  report::Chart chart{std::string(120, 'c'), "batch", "throughput", {}, false, true};
+  chart.lines.push_back({"a", {1, 2}, {3, 4}});
+  const auto svg = report::render_svg(report::Figure{title, {chart}});
+  const std::regex text_line(
+      R"re(<text x="([0-9.]+)"[^>]*font-size="(1[47])"[^>]*>([^<]*)</text>)re");
+  int title_lines = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_line);
+       it != std::sregex_iterator(); ++it) {
+    const double size = std::stod((*it)[2]);
+    const std::string text = (*it)[3];
+    CHECK_MESSAGE(0.6 * size * static_cast<double>(text.size()) <= 520 + 1e-9, text);
+    title_lines += size == 17;
+  }
+  CHECK(title_lines >= 2);
+  CHECK(svg.find(std::string(120, 'c')) == std::string::npos);
+}
+
 TEST_CASE("ticks are round numbers that cover the range") {
   CHECK(report::nice_ticks(0, 1, 5) ==
         std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1});

@@ -246,6 +246,42 @@ TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
   CHECK(report::split_columns("model,phase") == std::vector<std::string>{"model", "phase"});
 }
 
+TEST_CASE("benchmark points: a setting that cannot apply to the point shows n/a") {
+  io::BenchContents file{"a.h5", {}, {}};
+  auto cpu = bench_point(0, "mlp", 32, 1, 1000);
+  cpu.parameters["cudnn_benchmark"] = true;
+  cpu.parameters["cuda_graphs"] = false;
+  cpu.details["not_applicable"] =
+      std::string("cudnn_benchmark (no cuDNN on cpu), cudnn_fastest (no cuDNN on cpu)");
+  file.points = {cpu};
+  const auto t = report::bench_points({file});
+  CHECK(t.rows[0][static_cast<size_t>(t.column("cudnn_benchmark"))] == Cell{std::string("n/a")});
+  CHECK(t.rows[0][static_cast<size_t>(t.column("cuda_graphs"))] == Cell{std::string("false")});
+}
+
+TEST_CASE("engine eval's files are a table of their own, never ranked with training runs") {
+  const auto dir = test::scratch_dir("report_eval");
+  write_run(dir, 0.1, 0.8, "mlp");
+  {
+    const auto path = io::RunWriter::new_run_path(dir + "/eval", "demo");
+    io::RunInfo info;
+    info.name = "demo";
+    info.command = "engine eval demo.lua --checkpoint ckpt-3.h5";
+    io::RunWriter w(path, info);
+    w.append_metrics("validation", 30, 3, 1.0, {{"loss", 0.1}, {"accuracy", 0.99}});
+    w.finish(core::FileStatus::kCompleted);
+  }
+  report::ReportRequest request;
+  request.inputs = {dir};
+  request.selection.sort = "validation.accuracy.best";
+  const auto made = report::make_report(request);
+  REQUIRE(made.tables.size() == 2);
+  CHECK(made.tables[0].name == "runs");
+  CHECK(made.tables[0].rows.size() == 1);
+  CHECK(made.tables[1].name == "evaluations");
+  CHECK(made.tables[1].title.rfind("engine eval: 1 run", 0) == 0);
+}
+
 TEST_CASE("a pivot never hides a point: what tells points apart splits the rows") {
   io::BenchContents first{"a.h5", {}, {}}, second{"b.h5", {}, {}};
   auto training = bench_point(0, "mlp", 32, 1, 1000);
