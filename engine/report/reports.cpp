@@ -181,6 +181,65 @@ bool is_evaluation(const io::RunFile& run) {
   return run.text("command").rfind("engine eval", 0) == 0;
 }
 
+// --compare BEFORE AFTER: two benchmark files point by point.
+Report compare_report(const ReportRequest& request) {
+  if (request.inputs.size() != 2) {
+    throw core::UsageError("--compare takes two benchmark files, BEFORE.h5 AFTER.h5 (got " +
+                           std::to_string(request.inputs.size()) + ")");
+  }
+  for (const auto& input : request.inputs) {
+    const auto kind = io::result_kind(input);
+    if (kind != io::ResultKind::kBenchmark) {
+      throw core::UsageError("--compare takes two benchmark files; " + input + " is " +
+                             io::kind_name(kind));
+    }
+  }
+  Report report;
+  report.tables.push_back(compare_benchmarks(io::BenchFile::read_all(request.inputs[0]),
+                                             io::BenchFile::read_all(request.inputs[1])));
+  select_rows({&report.tables.front()}, request.selection);
+  return report;
+}
+
+// The runs' comparison; engine eval's files are not training runs: a table of their own,
+// never ranked with them. Returns the training runs.
+std::vector<io::RunFile> add_run_tables(const std::vector<io::RunFile>& runs, int64_t last,
+                                        Report& report) {
+  std::vector<io::RunFile> training, evaluations;
+  for (const auto& run : runs) (is_evaluation(run) ? evaluations : training).push_back(run);
+  if (!training.empty()) report.tables.push_back(compare_runs(training, last));
+  if (!evaluations.empty()) {
+    Table t = compare_runs(evaluations, last);
+    t.name = "evaluations";
+    t.title = "engine eval: " + t.title;
+    report.tables.push_back(std::move(t));
+  }
+  return training;
+}
+
+// One leaderboard per search: the shards of one job array together, two searches never.
+void add_leaderboards(const std::vector<io::SearchContents>& searches, Report& report) {
+  std::vector<std::vector<io::SearchContents>> groups;
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < searches.size(); ++i) {
+    const std::string key = search_identity(searches[i], i);
+    const auto at = std::find(keys.begin(), keys.end(), key);
+    if (at == keys.end()) {
+      keys.push_back(key);
+      groups.push_back({searches[i]});
+    } else {
+      groups[static_cast<size_t>(at - keys.begin())].push_back(searches[i]);
+    }
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    report.tables.push_back(leaderboard(groups[g]));
+    if (groups.size() > 1) {
+      report.tables.back().name = "trials_" + std::to_string(g + 1);
+      if (groups[g].size() == 1) report.tables.back().title += " (" + groups[g][0].path + ")";
+    }
+  }
+}
+
 }  // namespace
 
 ResultFiles result_files(const std::vector<std::string>& inputs) {
@@ -214,22 +273,7 @@ Report make_report(const ReportRequest& request, Figure* figure) {
       throw core::UsageError(
           "--compare makes a table only; plot each file (engine report FILE --plot F.svg)");
     }
-    if (request.inputs.size() != 2) {
-      throw core::UsageError("--compare takes two benchmark files, BEFORE.h5 AFTER.h5 (got " +
-                             std::to_string(request.inputs.size()) + ")");
-    }
-    for (const auto& input : request.inputs) {
-      const auto kind = io::result_kind(input);
-      if (kind != io::ResultKind::kBenchmark) {
-        throw core::UsageError("--compare takes two benchmark files; " + input + " is " +
-                               io::kind_name(kind));
-      }
-    }
-    Report report;
-    report.tables.push_back(compare_benchmarks(io::BenchFile::read_all(request.inputs[0]),
-                                               io::BenchFile::read_all(request.inputs[1])));
-    select_rows({&report.tables.front()}, request.selection);
-    return report;
+    return compare_report(request);
   }
   const auto files = result_files(request.inputs);
   if (files.runs.empty() && files.benchmarks.empty() && files.searches.empty()) {
@@ -255,39 +299,10 @@ Report make_report(const ReportRequest& request, Figure* figure) {
       }
       return run_report(runs.front(), charts);
     }
-    // engine eval's files are not training runs: a table of their own, never ranked with them
-    std::vector<io::RunFile> training, evaluations;
-    for (const auto& run : runs) (is_evaluation(run) ? evaluations : training).push_back(run);
-    if (!training.empty()) report.tables.push_back(compare_runs(training, request.selection.last));
-    if (!evaluations.empty()) {
-      Table t = compare_runs(evaluations, request.selection.last);
-      t.name = "evaluations";
-      t.title = "engine eval: " + t.title;
-      report.tables.push_back(std::move(t));
-    }
-    runs = training;
+    runs = add_run_tables(runs, request.selection.last, report);
   }
   if (!files.benchmarks.empty()) report.tables.push_back(benchmark_points(files.benchmarks));
-  // one leaderboard per search: the shards of one job array together, two searches never
-  std::vector<std::vector<io::SearchContents>> groups;
-  std::vector<std::string> keys;
-  for (size_t i = 0; i < searches.size(); ++i) {
-    const std::string key = search_identity(searches[i], i);
-    const auto at = std::find(keys.begin(), keys.end(), key);
-    if (at == keys.end()) {
-      keys.push_back(key);
-      groups.push_back({searches[i]});
-    } else {
-      groups[static_cast<size_t>(at - keys.begin())].push_back(searches[i]);
-    }
-  }
-  for (size_t g = 0; g < groups.size(); ++g) {
-    report.tables.push_back(leaderboard(groups[g]));
-    if (groups.size() > 1) {
-      report.tables.back().name = "trials_" + std::to_string(g + 1);
-      if (groups[g].size() == 1) report.tables.back().title += " (" + groups[g][0].path + ")";
-    }
-  }
+  add_leaderboards(searches, report);
   std::vector<Table*> tables;
   for (auto& t : report.tables) tables.push_back(&t);
   Selection selection = request.selection;
