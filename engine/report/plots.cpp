@@ -69,10 +69,8 @@ std::vector<Chart> run_charts(const std::vector<io::RunFile>& runs) {
   };
   std::vector<Key> keys;
   std::set<std::pair<std::string, std::string>> seen;
-  std::vector<std::vector<SeriesSummary>> summaries;
   for (const auto& run : runs) {
-    summaries.push_back(summarize_series(run));
-    for (const auto& s : summaries.back()) {
+    for (const auto& s : summarize_series(run)) {
       if (seen.insert({s.split, s.metric}).second)
         keys.push_back({s.split, s.metric, s.better != Better::kNeither});
     }
@@ -80,18 +78,44 @@ std::vector<Chart> run_charts(const std::vector<io::RunFile>& runs) {
   // the metrics with a direction, outside the loader's bookkeeping; everything when none
   const bool any_directed = std::any_of(
       keys.begin(), keys.end(), [](const Key& k) { return k.directed && k.split != "data"; });
-  std::vector<Chart> charts;
+  // a chart per metric, its splits (train and validation) as lines side by side
+  std::vector<std::string> metrics;
+  std::map<std::string, std::vector<std::string>> splits_of;
   for (const auto& key : keys) {
     if (any_directed && (!key.directed || key.split == "data")) continue;
-    Chart chart{key.split + " " + key.metric, "step", key.metric, {}, false, false};
+    if (!splits_of.count(key.metric)) metrics.push_back(key.metric);
+    splits_of[key.metric].push_back(key.split);
+  }
+  std::vector<Chart> charts;
+  const auto order = [](const std::string& split) {
+    return split == "train" ? 0 : split == "validation" ? 1 : split == "test" ? 2 : 3;
+  };
+  for (const auto& metric : metrics) {
+    auto& splits = splits_of[metric];
+    std::stable_sort(splits.begin(), splits.end(), [&](const std::string& a, const std::string& b) {
+      return order(a) < order(b);
+    });
+    const bool several = splits.size() > 1;
+    Chart chart{
+        several ? metric + " (" + core::join(splits, " and ") + ")" : splits.front() + " " + metric,
+        "step",
+        metric,
+        {},
+        false,
+        false};
     for (size_t r = 0; r < runs.size(); ++r) {
-      const auto split = runs[r].metrics.find(key.split);
-      if (split == runs[r].metrics.end()) continue;
-      const auto series = split->second.series.find(key.metric);
-      if (series == split->second.series.end()) continue;
-      Line line{labels[r], {}, series->second};
-      for (int64_t step : split->second.step) line.x.push_back(static_cast<double>(step));
-      chart.lines.push_back(std::move(line));
+      for (const auto& split_name : splits) {
+        const auto split = runs[r].metrics.find(split_name);
+        if (split == runs[r].metrics.end()) continue;
+        const auto series = split->second.series.find(metric);
+        if (series == split->second.series.end()) continue;
+        const std::string label = !several           ? labels[r]
+                                  : runs.size() == 1 ? split_name
+                                                     : labels[r] + " " + split_name;
+        Line line{label, {}, series->second};
+        for (int64_t step : split->second.step) line.x.push_back(static_cast<double>(step));
+        chart.lines.push_back(std::move(line));
+      }
     }
     charts.push_back(std::move(chart));
   }

@@ -175,6 +175,36 @@ TEST_CASE("runs' charts: a chart per directed metric, a line per run labelled by
   CHECK(report::run_charts({run_with(0.1, {1})})[0].lines[0].label == "demo");
 }
 
+TEST_CASE("runs' charts: a metric's train and validation curves on one chart") {
+  auto run = run_with(0.1, {2, 1, 0.5});
+  auto& validation = run.metrics["validation"];
+  validation.step = {15, 30};
+  validation.epoch = {1, 1};
+  validation.time = {1, 2};
+  validation.series["loss"] = {1.5, 0.8};
+  validation.series["accuracy"] = {0.7, 0.9};
+  const auto charts = report::run_charts({run});
+  REQUIRE(charts.size() == 2);
+  const auto loss = std::find_if(charts.begin(), charts.end(),
+                                 [](const report::Chart& c) { return c.y_label == "loss"; });
+  REQUIRE(loss != charts.end());
+  CHECK(loss->title == "loss (train and validation)");
+  REQUIRE(loss->lines.size() == 2);
+  CHECK(loss->lines[0].label == "train");
+  CHECK(loss->lines[1].label == "validation");
+  CHECK(loss->lines[1].x == std::vector<double>{15, 30});
+  // several runs: each run's label and the split
+  auto other = run;
+  other.hparams["lr"] = 0.01;
+  other.path = "runs/demo/other.h5";
+  const auto both = report::run_charts({run, other});
+  const auto both_loss = std::find_if(both.begin(), both.end(),
+                                      [](const report::Chart& c) { return c.y_label == "loss"; });
+  REQUIRE(both_loss->lines.size() == 4);
+  CHECK(both_loss->lines[0].label == "lr=0.1 train");
+  CHECK(both_loss->lines[3].label == "lr=0.01 validation");
+}
+
 TEST_CASE("benchmark charts: a chart per model, a line per phase, throughput against batch") {
   const auto charts = report::bench_charts(points_table(), report::Pivot{}, true);
   REQUIRE(charts.size() == 2);
