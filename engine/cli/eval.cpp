@@ -1,5 +1,5 @@
-// engine eval SCRIPT --checkpoint CKPT: the script's validation (or training) split through the
-// checkpoint's model; metrics printed and written to runs/<name>/eval/<timestamp>.h5.
+// engine eval SCRIPT --checkpoint CKPT: the script's validation (or test, or training) split
+// through the checkpoint's model; metrics printed and written to runs/<name>/eval/<timestamp>.h5.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -15,21 +15,25 @@
 namespace engine::cli {
 
 int eval_command(const std::vector<std::string>& args) {
-  cxxopts::Options options("engine eval",
-                           "Evaluate a checkpoint on the script's validation (or training) data.");
+  cxxopts::Options options(
+      "engine eval",
+      "Evaluate a checkpoint on the script's validation (or test, or training) data.");
   options.add_options()("checkpoint", kCheckpointHelp, cxxopts::value<std::string>())(
-      "split", "validation or train", cxxopts::value<std::string>()->default_value("validation"));
+      "split", "validation, test or train",
+      cxxopts::value<std::string>()->default_value("validation"));
   const auto flags = parse_script_command(
       options, args, "a script and a checkpoint: engine eval SCRIPT.lua --checkpoint CKPT");
   if (!flags) return 0;
   const std::string split = (*flags)["split"].as<std::string>();
-  if (split != "validation" && split != "train") {
-    throw core::UsageError("--split must be 'validation' or 'train', got '" + split + "'");
+  if (split != "validation" && split != "train" && split != "test") {
+    throw core::UsageError("--split must be 'validation', 'test' or 'train', got '" + split + "'");
   }
   run::RunContext context(checkpoint_request("engine eval", *flags, args),
                           run::CheckpointUse::kWeights);
   auto& spec = context.spec();
-  const auto& pipeline = split == "train" ? spec.train_data : spec.validation_data;
+  const auto& pipeline = split == "train"  ? spec.train_data
+                         : split == "test" ? spec.test_data
+                                           : spec.validation_data;
   if (!pipeline) {
     throw core::UsageError("the script's data function returns no '" + split + "' pipeline");
   }

@@ -1,11 +1,17 @@
 #include "engine/data/pipeline.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/seed.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/data/subset_source.hpp"
 
 namespace engine::data {
+namespace {
+constexpr uint64_t kSplitStream = 0x53504c54ULL;  // "SPLT"
+}  // namespace
 
 Pipeline::Pipeline(std::shared_ptr<const Source> source) : source_(std::move(source)) {
   if (!source_) throw core::UsageError("a pipeline needs a source");
@@ -41,6 +47,34 @@ Pipeline Pipeline::take(int64_t n) const {
   Pipeline p = *this;
   p.take_ = batched() ? n * batch_size_ : n;
   return p;
+}
+
+std::vector<Pipeline> Pipeline::split(const std::vector<double>& sizes, uint64_t seed) const {
+  if (batched() || take_ > 0 || shard_world_ > 1) {
+    throw core::UsageError(
+        ":split divides a source's samples: call it before :batch, :take and "
+        ":shard");
+  }
+  const int64_t total = source_->size();
+  const auto counts = split_sizes(sizes, total);
+  std::vector<int64_t> order(static_cast<size_t>(total));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  core::Rng random(core::derive_seed(seed, kSplitStream, static_cast<uint64_t>(total)));
+  for (int64_t i = total - 1; i > 0; --i) {  // Fisher-Yates
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(random.below(i + 1))]);
+  }
+  std::vector<Pipeline> parts;
+  int64_t at = 0;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    std::vector<int64_t> indices(order.begin() + at, order.begin() + at + counts[k]);
+    at += counts[k];
+    Pipeline part = *this;
+    part.source_ = std::make_shared<SubsetSource>(
+        source_, std::move(indices),
+        "split " + std::to_string(k + 1) + " of " + std::to_string(counts.size()));
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 
 Pipeline Pipeline::shard(int64_t rank, int64_t world) const {

@@ -31,6 +31,12 @@ class Pipeline {
   // A rank's share for evaluation: samples rank, rank + world, ... without padding, so that
   // each sample counts once in the metrics summed over the ranks; the batch size is kept.
   Pipeline evaluation_share(int64_t rank, int64_t world) const;
+  // Disjoint parts of the source, for train and validation from one dataset: `sizes` as
+  // split_sizes reads them (fractions or counts), the samples drawn by a permutation that
+  // depends on `seed` and the source's size alone (the same parts every run and on resume).
+  // The stages so far (map, shuffle) stay on each part; a batched, taken or sharded pipeline
+  // is a UsageError: split first.
+  std::vector<Pipeline> split(const std::vector<double>& sizes, uint64_t seed) const;
   Pipeline prefetch(int batches) const;
   Pipeline workers(int count) const;
 

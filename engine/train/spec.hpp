@@ -140,6 +140,8 @@ struct TrainSpec {
   nn::Model model;
   std::optional<data::Pipeline> train_data;
   std::optional<data::Pipeline> validation_data;
+  // held out: never read by training or validation, only by engine eval --split test
+  std::optional<data::Pipeline> test_data;
   std::shared_ptr<nn::Loss> loss;
   std::shared_ptr<torch::optim::Optimizer> optimizer;
   std::string optimizer_name;

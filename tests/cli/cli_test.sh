@@ -49,7 +49,7 @@ case "$CASE" in
     sed 's/      validation = data.mnist/      validaton = data.mnist/' "$FIX/tiny_train.lua" > typo.lua
     grep -q 'validaton =' typo.lua || fail "the fixture's data table changed"
     tiny
-    expect 3 "typo.lua:13: unknown key 'validaton' in the table 'data' returns (accepted: train, validation)" -- \
+    expect 3 "typo.lua:13: unknown key 'validaton' in the table 'data' returns (accepted: train, validation, test)" -- \
       "$ENGINE" train typo.lua --set root="$WORK/tiny" --out "$WORK/typo"
     [ -e "$WORK/typo" ] && fail "a refused script created its output folder"
     # names that become paths: the run folder under --out, a metric's dataset
@@ -341,6 +341,22 @@ LUA
     "$ENGINE" predict "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" -q \
       --input "$WORK/loans/validation.csv" --output "$WORK/v.jsonl" 2>/dev/null || fail "predict on labelled rows"
     [ "$(wc -l < v.jsonl)" = 1000 ] || fail "expected 1000 JSON lines"
+    # train and validation split from one source, a test split held out, evaluated on its own
+    tiny
+    sed -e "s|train = data.mnist{root = hp.root, split = 'train'}:map(norm):shuffle():batch(hp.batch_size),|train = train:shuffle():batch(hp.batch_size), validation = held:batch(25), test = test:batch(25),|" \
+        -e "s|validation = data.mnist{root = hp.root, split = 'test'}:map(norm):batch(25),||" \
+        -e "s|    local norm = data.normalize{mean = 0.5, std = 0.5}|    local norm = data.normalize{mean = 0.5, std = 0.5}\n    local train, held = data.mnist{root = hp.root, split = 'train'}:map(norm):split{0.8, 0.2}\n    local test = data.mnist{root = hp.root, split = 'test'}:map(norm)|" \
+        "$FIX/tiny_train.lua" > split_train.lua
+    grep -q ":split{0.8, 0.2}" split_train.lua || fail "split_train.lua was not made: $(cat split_train.lua)"
+    expect 0 "finished" -- "$ENGINE" train split_train.lua --set root="$WORK/tiny" --set epochs=1 \
+      --out "$WORK/split" --threads 2
+    split_run=$(ls "$WORK"/split/tiny/*.h5)
+    expect 0 "test of" "accuracy" -- "$ENGINE" eval split_train.lua --set root="$WORK/tiny" \
+      --checkpoint "$split_run" --split test --out "$WORK/split"
+    expect 2 "--split must be 'validation', 'test' or 'train', got 'tset'" -- "$ENGINE" eval split_train.lua \
+      --set root="$WORK/tiny" --checkpoint "$split_run" --split tset
+    expect 2 "the script's data function returns no 'test' pipeline" -- "$ENGINE" eval "$FIX/tiny_train.lua" \
+      --set root="$WORK/tiny" --checkpoint "$split_run" --split test
     expect 2 "--checkpoint is required" -- "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua"
     expect 2 "--checkpoint nowhere.h5: no such file" -- "$ENGINE" eval "$REPO/scripts/loans_wide_deep.lua" \
       --checkpoint nowhere.h5

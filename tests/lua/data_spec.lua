@@ -217,6 +217,34 @@ describe('take and shard', function()
     fails(function() ds:shard(3, 3) end, ':shard(rank, world) needs 0 <= rank < world, got rank 3 of 3')
     fails(function() ds:shard(0, 2):shard(1, 2) end, ':shard applied twice')
   end)
+
+  it('split holds out disjoint parts of one source, the same every time', function()
+    local ds = data.tensors{input = x}
+    local train, valid = ds:split{0.8, 0.2}
+    equal(#train, 8)
+    equal(#valid, 2)
+    local a, b = values(train:batch(10)), values(valid:batch(10))
+    local seen = {}
+    for _, v in ipairs(a) do seen[v] = true end
+    for _, v in ipairs(b) do equal(seen[v], nil, 'sample ' .. v .. ' is in both parts') end
+    equal(#a + #b, 10)
+    -- the same seed, the same parts (a resumed run reads what it trained on)
+    local again_train, again_valid = ds:split{0.8, 0.2}
+    same(values(again_train:batch(10)), a)
+    same(values(again_valid:batch(10)), b)
+    local _, other = ds:split{0.8, 0.2, seed = 9}
+    equal(table.concat(values(other:batch(10)), ',') ~= table.concat(b, ','), true, 'another seed')
+    -- counts, three parts, and the stages before the split kept on each
+    local p1, p2, p3 = ds:map(data.normalize{mean = 1, std = 1}):split{5, 3, 2}
+    equal(#p1 + #p2 + #p3, 10)
+    for _, v in ipairs(values(p3:batch(10))) do equal(v >= 0 and v <= 9, true) end
+    equal(tostring(p2):find('split 2 of 3: 3 samples', 1, true) ~= nil, true)
+    fails(function() ds:split{0.9} end, ':split takes two or more sizes')
+    fails(function() ds:split{0.7, 0.5} end, ":split's fractions sum to 1.2")
+    fails(function() ds:split{8, 5} end, ':split asks for 13 samples of a source of 10')
+    fails(function() ds:batch(2):split{0.5, 0.5} end, 'call it before :batch')
+    fails(function() ds:split{0.5, 0.5, sed = 1} end, "split takes sizes (numbers) and 'seed', got key string 'sed'")
+  end)
 end)
 
 describe('Fashion-MNIST from Debian\'s dataset-fashion-mnist, end to end', function()

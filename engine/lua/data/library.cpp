@@ -44,6 +44,41 @@ int p_shard(lua_State* L) {
   });
 }
 
+// ds:split{0.9, 0.1, seed = 0}: two or more disjoint parts of the source, as many pipelines
+int p_split(lua_State* L) {
+  return guarded(L, [&] {
+    auto& p = pipeline(L, "split");
+    if (!lua_istable(L, 2)) {
+      throw ArgumentError("split expects a table of sizes, {0.9, 0.1} or {50000, 10000}");
+    }
+    std::vector<double> sizes;
+    uint64_t seed = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == "seed") {
+        if (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) < 0) {
+          throw ArgumentError("split: seed must be a number of at least 0");
+        }
+        seed = static_cast<uint64_t>(lua_tonumber(L, -1));
+      } else if (lua_type(L, -2) != LUA_TNUMBER || lua_type(L, -1) != LUA_TNUMBER) {
+        throw ArgumentError(
+            "split takes sizes (numbers) and 'seed', got key " + std::string(luaL_typename(L, -2)) +
+            (lua_type(L, -2) == LUA_TSTRING ? " '" + std::string(lua_tostring(L, -2)) + "'" : ""));
+      }
+      lua_pop(L, 1);
+    }
+    const int n = static_cast<int>(lua_objlen(L, 2));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      sizes.push_back(lua_tonumber(L, -1));
+      lua_pop(L, 1);
+    }
+    const auto parts = p.split(sizes, seed);
+    for (const auto& part : parts) push_pipeline(L, part);
+    return static_cast<int>(parts.size());
+  });
+}
+
 int p_batch(lua_State* L) {
   return guarded(L, [&] {
     auto& p = pipeline(L, "batch");
@@ -169,9 +204,9 @@ int p_iter(lua_State* L) {
 }
 
 const luaL_Reg kPipelineMethods[] = {
-    {"map", p_map},     {"shuffle", p_shuffle},   {"batch", p_batch},     {"take", p_take},
-    {"shard", p_shard}, {"prefetch", p_prefetch}, {"workers", p_workers}, {"size", p_size},
-    {"iter", p_iter},   {nullptr, nullptr}};
+    {"map", p_map},     {"shuffle", p_shuffle}, {"batch", p_batch},       {"take", p_take},
+    {"shard", p_shard}, {"split", p_split},     {"prefetch", p_prefetch}, {"workers", p_workers},
+    {"size", p_size},   {"iter", p_iter},       {nullptr, nullptr}};
 const luaL_Reg kPipelineMeta[] = {
     {"__len", p_size}, {"__tostring", p_tostring}, {nullptr, nullptr}};
 

@@ -343,7 +343,7 @@ void TrainScript::check_data_keys(int table) const {
   while (lua_next(L, table) != 0) {
     lua_pop(L, 1);
     const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a name)";
-    if (key == "train" || key == "validation") continue;
+    if (key == "train" || key == "validation" || key == "test") continue;
     lua_pop(L, 1);
     std::string where = path_;
     try {
@@ -353,7 +353,7 @@ void TrainScript::check_data_keys(int table) const {
     } catch (const core::Error&) {
     }
     throw core::ScriptError(where + ": unknown key '" + key +
-                            "' in the table 'data' returns (accepted: train, validation)");
+                            "' in the table 'data' returns (accepted: train, validation, test)");
   }
 }
 
@@ -454,12 +454,14 @@ void TrainScript::read_data(train::TrainSpec& spec) {
                             ": 'data' must return a table {train = ..., validation = ...} (got " +
                             type_name(L, -1) + ")");
   check_data_keys(lua_gettop(L));
-  for (const char* split : {"train", "validation"}) {
+  for (const auto& [split, into] : {std::pair{"train", &spec.train_data},
+                                    {"validation", &spec.validation_data},
+                                    {"test", &spec.test_data}}) {
     raw_get(L, -1, split);
     if (auto* p = test<PipelineBox>(L, -1)) {
-      (split[0] == 't' ? spec.train_data : spec.validation_data) = p->pipeline;
+      *into = p->pipeline;
     } else if (!lua_isnil(L, -1)) {
-      throw core::ScriptError(path_ + ": data." + split + " must be a pipeline (got " +
+      throw core::ScriptError(path_ + ": data." + std::string(split) + " must be a pipeline (got " +
                               type_name(L, -1) + ")");
     }
     lua_pop(L, 1);
