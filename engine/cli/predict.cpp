@@ -71,6 +71,7 @@ int predict_command(const std::vector<std::string>& args) {
   spdlog::info("input: {}", pipeline.describe());
   auto classes = pipeline.source().class_names();
   if (classes.empty()) classes = model_data.source().class_names();
+  if (classes.empty()) classes = spec.class_names;  // the script's `classes`
 
   // written whole or not at all: a failure half-way leaves a file already there as it was
   std::optional<core::StagedOutput> file;
@@ -89,7 +90,16 @@ int predict_command(const std::vector<std::string>& args) {
           "evaluate_batch must return the model's output ({output = out, ...}) "
           "for engine predict");
     }
-    writer.write(batch.indices, output_);
+    // the file each sample came from, where the input lists files (images)
+    std::vector<std::string> paths;
+    const auto rows = batch.indices.to(torch::kCPU, torch::kInt64);
+    const auto index = rows.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < index.size(0); ++i) {
+      std::string path = pipeline.source().sample_path(index[i]);
+      if (path.empty()) break;
+      paths.push_back(std::move(path));
+    }
+    writer.write(batch.indices, output_, paths);
     if (file) file->check();
   });
   if (!file) out.flush();

@@ -51,6 +51,9 @@ class ImageListSource : public Source {
  public:
   ImageListSource(std::vector<std::string> paths, ColorMode mode);
   int64_t size() const override { return static_cast<int64_t>(paths_.size()); }
+  std::string sample_path(int64_t index) const override {
+    return paths_.at(static_cast<size_t>(index));
+  }
   Batch gather(const torch::Tensor& indices) const override;
   std::string describe() const override;
 

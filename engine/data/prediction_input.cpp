@@ -29,6 +29,21 @@ std::optional<std::vector<int64_t>> image_sample_shape(const Source& source) {
 
 // Listed images decoded as the training samples are: same channels, same size (checked, not
 // resized), scaled to [0, 1] as the built-in image datasets are.
+// Decoded images held as tensors, each knowing the file it was read from.
+class ListedImagesSource : public TensorSource {
+ public:
+  ListedImagesSource(torch::Tensor images, std::vector<std::string> paths)
+      : TensorSource(std::move(images), torch::Tensor(),
+                     "images(" + std::to_string(paths.size()) + " listed)"),
+        paths_(std::move(paths)) {}
+  std::string sample_path(int64_t index) const override {
+    return paths_.at(static_cast<size_t>(index));
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
+
 std::shared_ptr<Source> image_tensor_source(const std::vector<std::string>& paths,
                                             const std::vector<int64_t>& shape,
                                             const std::string& trained_on) {
@@ -44,8 +59,7 @@ std::shared_ptr<Source> image_tensor_source(const std::vector<std::string>& path
     }
     images.push_back(image);
   }
-  return std::make_shared<TensorSource>(torch::stack(images), torch::Tensor(),
-                                        "images(" + std::to_string(paths.size()) + " listed)");
+  return std::make_shared<ListedImagesSource>(torch::stack(images), paths);
 }
 
 }  // namespace

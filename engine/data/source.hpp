@@ -49,6 +49,9 @@ class Source {
   // The target classes' names (a CSV's class column, an image folder's subfolders); empty when
   // the classes have no names or the target is not a class.
   virtual std::vector<std::string> class_names() const { return {}; }
+  // The file a sample was read from (an image listed for engine predict), or "" where
+  // samples are no files of their own.
+  virtual std::string sample_path(int64_t /*index*/) const { return {}; }
 };
 
 // Samples held in memory as two tensors whose first dimension is the sample index.

@@ -29,10 +29,12 @@ PredictionWriter::PredictionWriter(std::ostream& out, PredictionFormat format,
                                    std::vector<std::string> classes, bool class_output)
     : out_(out), format_(format), classes_(std::move(classes)), class_output_(class_output) {}
 
-void PredictionWriter::write_header(bool classes, int64_t width) {
+void PredictionWriter::write_header(bool classes, int64_t width, bool paths) {
   header_done_ = true;
   if (format_ != PredictionFormat::kCsv) return;
-  std::vector<std::string> header{"row", "prediction"};
+  std::vector<std::string> header{"row"};
+  if (paths) header.push_back("path");
+  header.push_back("prediction");
   if (classes) {
     header.push_back("probability");
     for (const auto& l : labels_) header.push_back("p_" + l);
@@ -42,7 +44,8 @@ void PredictionWriter::write_header(bool classes, int64_t width) {
   write_csv_row(out_, header);
 }
 
-void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& output) {
+void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& output,
+                             const std::vector<std::string>& paths) {
   auto o = output.detach().to(torch::kCPU, torch::kFloat64);
   if (o.dim() == 1) o = o.unsqueeze(1);
   o = o.reshape({o.size(0), -1});
@@ -56,7 +59,7 @@ void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& out
                                                                   : std::to_string(c + 1));
     }
   }
-  if (!header_done_) write_header(classes, width);
+  if (!header_done_) write_header(classes, width, !paths.empty());
   const auto p = values.accessor<double, 2>();
   const auto r = row_numbers.accessor<int64_t, 1>();
   for (int64_t i = 0; i < o.size(0); ++i) {
@@ -67,8 +70,10 @@ void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& out
     }
     if (format_ == PredictionFormat::kJsonLines) {
       Json line{{"row", row}};
+      if (!paths.empty()) line["path"] = paths.at(static_cast<size_t>(i));
       if (classes) {
-        line["prediction"] = labels_[best];
+        // a named class by its name, else by its 1-based number, as a number
+        line["prediction"] = classes_.empty() ? Json(best + 1) : Json(labels_[best]);
         line["probability"] = rounded(p[i][best]);
         Json probabilities = Json::object();
         for (int64_t c = 0; c < width; ++c) probabilities[labels_[c]] = rounded(p[i][c]);
@@ -84,6 +89,7 @@ void PredictionWriter::write(const torch::Tensor& rows, const torch::Tensor& out
       continue;
     }
     std::vector<std::string> fields{std::to_string(row)};
+    if (!paths.empty()) fields.push_back(paths.at(static_cast<size_t>(i)));
     if (classes) {
       fields.push_back(labels_[best]);
       fields.push_back(number_text(p[i][best]));

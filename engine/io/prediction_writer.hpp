@@ -1,7 +1,8 @@
 // engine predict's output: one line per sample, as CSV (a header line first) or JSON lines.
 // Class outputs get the most likely label, its probability and every class's probability
 // (softmax of the output: logits and log-probabilities alike); other outputs are written as
-// they are. Numbers carry 9 significant digits, as a float holds.
+// they are. A class is its name where the classes have names, else its 1-based number (a
+// number in JSON). Numbers carry 9 significant digits, as a float holds.
 #pragma once
 
 #include <torch/types.h>
@@ -20,12 +21,14 @@ class PredictionWriter {
   // outputs are class scores.
   PredictionWriter(std::ostream& out, PredictionFormat format, std::vector<std::string> classes,
                    bool class_output);
-  // rows: the samples' 0-based row numbers in the input; output: N x K (or N) per sample.
-  void write(const torch::Tensor& rows, const torch::Tensor& output);
+  // rows: the samples' 0-based row numbers in the input; output: N x K (or N) per sample;
+  // paths: the file each sample came from (an image), a "path" column after "row", or empty.
+  void write(const torch::Tensor& rows, const torch::Tensor& output,
+             const std::vector<std::string>& paths = {});
   int64_t count() const { return count_; }
 
  private:
-  void write_header(bool classes, int64_t width);
+  void write_header(bool classes, int64_t width, bool paths);
 
   std::ostream& out_;
   PredictionFormat format_;

@@ -142,6 +142,9 @@ struct TrainSpec {
   std::optional<data::Pipeline> validation_data;
   // held out: never read by training or validation, only by engine eval --split test
   std::optional<data::Pipeline> test_data;
+  // the script's `classes`: the model's class names in class order (engine predict's labels
+  // where the data's source has none); empty when the script gives none
+  std::vector<std::string> class_names;
   std::shared_ptr<nn::Loss> loss;
   std::shared_ptr<torch::optim::Optimizer> optimizer;
   std::string optimizer_name;

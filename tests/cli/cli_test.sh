@@ -385,9 +385,23 @@ LUA
     "$ENGINE" predict "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun" -q \
       --input "$WORK/digits/images.csv" --output "$WORK/digits.csv" 2>/dev/null || fail "predict on images"
     [ "$(wc -l < digits.csv)" = 11 ] || fail "expected 10 predictions: $(cat digits.csv)"
-    right=$(paste -d' ' <(tail -n +2 digits/images.csv | cut -d, -f2) <(tail -n +2 digits.csv | cut -d, -f2) |
+    # each prediction names the image it is for
+    head -1 digits.csv | grep -q '^row,path,prediction,probability,p_1,' || fail "header: $(head -1 digits.csv)"
+    sed -n 2p digits.csv | grep -q "^1,$WORK/digits/digit1.png," || fail "no path column: $(sed -n 2p digits.csv)"
+    right=$(paste -d' ' <(tail -n +2 digits/images.csv | cut -d, -f2) <(tail -n +2 digits.csv | cut -d, -f3) |
       awk '$1 == $2' | wc -l)
     [ "$right" -ge 8 ] || fail "only $right of 10 digits predicted right: $(cat digits.csv)"
+    # JSON lines: an unnamed class is a number; the script's `classes` name them
+    "$ENGINE" predict "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun" -q \
+      --input "$WORK/digits/images.csv" --format jsonl 2>/dev/null | head -1 | \
+      grep -q '^{"row":1,"path":"[^"]*digit1.png","prediction":[0-9]*,"probability":' ||
+      fail "JSON lines: the class is not a number"
+    sed "s|^  name = 'tiny',|  name = 'tiny', classes = {'zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'},|" \
+      "$FIX/tiny_train.lua" > named.lua
+    "$ENGINE" predict named.lua --set root="$WORK/tiny" --checkpoint "$tinyrun" -q \
+      --input "$WORK/digits/images.csv" --format jsonl 2>/dev/null | head -1 | \
+      grep -q '"prediction":"[a-z]*","probability":.*"probabilities":{"zero":' ||
+      fail "the script's class names are not used: $("$ENGINE" predict named.lua --set root="$WORK/tiny" --checkpoint "$tinyrun" -q --input "$WORK/digits/images.csv" --format jsonl 2>&1 | head -2)"
     echo "require('data').save_image(arg[1], require('torch').zeros(1, 32, 32))" > "$WORK/big.lua"
     "$ENGINE" run "$WORK/big.lua" "$WORK/big.png" || fail "cannot write big.png"
     printf 'path\nbig.png\n' > "$WORK/big.csv"

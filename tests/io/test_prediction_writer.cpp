@@ -47,6 +47,21 @@ TEST_CASE("PredictionWriter: JSON lines escape labels; numbers as in CSV; other 
   CHECK(line["probabilities"]["a\"b"] == 0.25);
   CHECK(out.str().find("\"c\\nd\"") != std::string::npos);
 
+  // no class names: the class is its 1-based number, a number in JSON; a path column first
+  std::ostringstream numbered;
+  io::PredictionWriter unnamed(numbered, io::PredictionFormat::kJsonLines, {}, true);
+  unnamed.write(torch::tensor({0}), torch::tensor({{0.0, std::log(3.0)}}, torch::kFloat64),
+                {"images/a.png"});
+  const auto unnamed_line = nlohmann::json::parse(numbered.str());
+  CHECK(unnamed_line["path"] == "images/a.png");
+  CHECK(unnamed_line["prediction"] == 2);
+  CHECK(unnamed_line["probabilities"]["2"] == 0.75);
+  std::ostringstream csv;
+  io::PredictionWriter with_paths(csv, io::PredictionFormat::kCsv, {}, true);
+  with_paths.write(torch::tensor({0}), torch::tensor({{0.0, std::log(3.0)}}, torch::kFloat64),
+                   {"a.png"});
+  CHECK(csv.str() == "row,path,prediction,probability,p_1,p_2\n1,a.png,2,0.75,0.25,0.75\n");
+
   std::ostringstream values;
   io::PredictionWriter regression(values, io::PredictionFormat::kJsonLines, {}, false);
   regression.write(torch::tensor({0, 1}),

@@ -235,8 +235,8 @@ int p_classes(lua_State* L) {
     const auto& p = pipeline(L, "classes");
     if (const auto* csv = csv_source(p)) {
       push_string_list(L, csv->stats()->classes);
-    } else if (const auto* folder = dynamic_cast<const data::ImageFolderSource*>(&p.source())) {
-      push_string_list(L, folder->classes());
+    } else if (const auto names = p.source().class_names(); !names.empty()) {
+      push_string_list(L, names);  // an image folder, or a split of one
     } else {
       throw ArgumentError("classes: only data.image_folder and data.csv pipelines name classes");
     }

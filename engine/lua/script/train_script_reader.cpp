@@ -24,9 +24,9 @@ namespace engine::lua {
 namespace {
 
 const std::set<std::string> kTopLevelFields = {
-    "name",    "description", "seed",           "hparams",   "model",
-    "data",    "loss",        "optimizer",      "scheduler", "metrics",
-    "trainer", "train_batch", "evaluate_batch", "searcher",  "callbacks"};
+    "name",           "description", "seed",      "hparams", "model",   "data",
+    "loss",           "optimizer",   "scheduler", "metrics", "trainer", "train_batch",
+    "evaluate_batch", "searcher",    "callbacks", "classes"};
 
 bool parse_number(const std::string& text, double* out) {
   if (text.empty()) return false;
@@ -337,26 +337,6 @@ void TrainScript::apply_overrides(const std::vector<std::string>& assignments) {
 
 // A misspelt split (validaton = ...) would train without validation and say nothing: every key
 // of the table data() returns must be one the trainer reads.
-void TrainScript::check_data_keys(int table) const {
-  lua_State* L = runtime_.state();
-  lua_pushnil(L);
-  while (lua_next(L, table) != 0) {
-    lua_pop(L, 1);
-    const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a name)";
-    if (key == "train" || key == "validation" || key == "test") continue;
-    lua_pop(L, 1);
-    std::string where = path_;
-    try {
-      const auto bytes = core::read_file(path_);
-      const int64_t line = field_key_line(std::string(bytes.begin(), bytes.end()), "data", key);
-      if (line > 0) where += ":" + std::to_string(line);
-    } catch (const core::Error&) {
-    }
-    throw core::ScriptError(where + ": unknown key '" + key +
-                            "' in the table 'data' returns (accepted: train, validation, test)");
-  }
-}
-
 // Errors of the option readers name the option, not the script: build() adds the script.
 train::TrainSpec TrainScript::build(torch::Device device, uint64_t seed) {
   try {
@@ -399,6 +379,7 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
 
   read_model(device, spec);
   read_data(spec);
+  read_class_names(spec);
   read_loss(spec);
   read_optimizer(spec);  // left on the stack for the scheduler
   read_metrics(spec);
@@ -445,30 +426,6 @@ void TrainScript::read_model(torch::Device device, train::TrainSpec& spec) {
 }
 
 // data(hp) -> {train = pipeline, validation = pipeline}
-void TrainScript::read_data(train::TrainSpec& spec) {
-  lua_State* L = runtime_.state();
-  push_hparams();
-  call_field("data", 1);
-  if (!lua_istable(L, -1))
-    throw core::ScriptError(path_ +
-                            ": 'data' must return a table {train = ..., validation = ...} (got " +
-                            type_name(L, -1) + ")");
-  check_data_keys(lua_gettop(L));
-  for (const auto& [split, into] : {std::pair{"train", &spec.train_data},
-                                    {"validation", &spec.validation_data},
-                                    {"test", &spec.test_data}}) {
-    raw_get(L, -1, split);
-    if (auto* p = test<PipelineBox>(L, -1)) {
-      *into = p->pipeline;
-    } else if (!lua_isnil(L, -1)) {
-      throw core::ScriptError(path_ + ": data." + std::string(split) + " must be a pipeline (got " +
-                              type_name(L, -1) + ")");
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-}
-
 // loss, or loss(hp); optional when train_batch computes its own
 void TrainScript::read_loss(train::TrainSpec& spec) {
   lua_State* L = runtime_.state();

@@ -59,6 +59,7 @@ class TrainScript {
   // stack for read_scheduler).
   void read_model(torch::Device device, train::TrainSpec& spec);
   void read_data(train::TrainSpec& spec);
+  void read_class_names(train::TrainSpec& spec);
   void read_loss(train::TrainSpec& spec);
   void read_optimizer(train::TrainSpec& spec);
   void read_metrics(train::TrainSpec& spec);

@@ -1,0 +1,83 @@
+// What a training script's `data` function returns (train, validation, test pipelines; any
+// other key an error naming its line) and its `classes` list (train_script_reader.cpp reads
+// the rest).
+#include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
+#include "engine/lua/data/data_value.hpp"
+#include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/script/train_script_reader.hpp"
+
+namespace engine::lua {
+
+void TrainScript::check_data_keys(int table) const {
+  lua_State* L = runtime_.state();
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    lua_pop(L, 1);
+    const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a name)";
+    if (key == "train" || key == "validation" || key == "test") continue;
+    lua_pop(L, 1);
+    std::string where = path_;
+    try {
+      const auto bytes = core::read_file(path_);
+      const int64_t line = field_key_line(std::string(bytes.begin(), bytes.end()), "data", key);
+      if (line > 0) where += ":" + std::to_string(line);
+    } catch (const core::Error&) {
+    }
+    throw core::ScriptError(where + ": unknown key '" + key +
+                            "' in the table 'data' returns (accepted: train, validation, test)");
+  }
+}
+
+void TrainScript::read_data(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
+  push_hparams();
+  call_field("data", 1);
+  if (!lua_istable(L, -1))
+    throw core::ScriptError(path_ +
+                            ": 'data' must return a table {train = ..., validation = ...} (got " +
+                            type_name(L, -1) + ")");
+  check_data_keys(lua_gettop(L));
+  for (const auto& [split, into] : {std::pair{"train", &spec.train_data},
+                                    {"validation", &spec.validation_data},
+                                    {"test", &spec.test_data}}) {
+    raw_get(L, -1, split);
+    if (auto* p = test<PipelineBox>(L, -1)) {
+      *into = p->pipeline;
+    } else if (!lua_isnil(L, -1)) {
+      throw core::ScriptError(path_ + ": data." + std::string(split) + " must be a pipeline (got " +
+                              type_name(L, -1) + ")");
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+// classes = {'T-shirt', 'Trouser', ...}: the names of the model's classes, in class order
+void TrainScript::read_class_names(train::TrainSpec& spec) {
+  lua_State* L = runtime_.state();
+  push_field("classes");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  const auto bad = [&] {
+    return core::ScriptError(path_ +
+                             ": 'classes' must be a list of class names, {'cat', 'dog'} (got " +
+                             type_name(L, -1) + ")");
+  };
+  if (!lua_istable(L, -1)) throw bad();
+  const int n = static_cast<int>(lua_objlen(L, -1));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      lua_pop(L, 1);
+      throw core::ScriptError(path_ + ": classes[" + std::to_string(i) + "] must be a name (text)");
+    }
+    spec.class_names.emplace_back(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+}  // namespace engine::lua
