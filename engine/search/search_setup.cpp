@@ -104,6 +104,7 @@ StoredSearch stored_search(const io::SearchContents& contents) {
 
 std::map<std::string, io::h5::Attribute> searcher_attributes(const SearcherConfig& c) {
   return {{"name", c.name},
+          {"sampler", c.sampler},
           {"metric", c.metric},
           {"smaller_is_better", c.smaller_is_better},
           {"max_trials", c.max_trials},

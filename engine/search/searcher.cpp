@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "engine/core/errors.hpp"
+#include "engine/search/tpe.hpp"
 
 namespace engine::search {
 namespace {
@@ -28,8 +29,15 @@ Searcher::Searcher(SearcherConfig config, SearchSpace space)
     : config_(std::move(config)), space_(std::move(space)) {
   const auto bad = [](const std::string& what) { throw core::UsageError("searcher: " + what); };
   const std::string& name = config_.name;
-  if (!one_of(name, {"single", "grid", "random", "asha"})) {
-    bad("name '" + name + "' is not one of single, grid, random, asha");
+  if (!one_of(name, {"single", "grid", "random", "asha", "tpe"})) {
+    bad("name '" + name + "' is not one of single, grid, random, asha, tpe");
+  }
+  if (name == "tpe") config_.sampler = "tpe";
+  if (!one_of(config_.sampler, {"random", "tpe"})) {
+    bad("sampler '" + config_.sampler + "' is not random or tpe");
+  }
+  if (config_.sampler == "tpe" && !one_of(name, {"random", "asha", "tpe"})) {
+    bad("sampler tpe draws the trials of random and asha searches, not of " + name);
   }
   if (config_.metric.find('.') == std::string::npos) {
     bad("metric '" + config_.metric +
@@ -38,7 +46,7 @@ Searcher::Searcher(SearcherConfig config, SearchSpace space)
   if (!one_of(config_.unit, {"epochs", "steps"})) {
     bad("unit '" + config_.unit + "' is not epochs or steps");
   }
-  if ((name == "random" || name == "asha") && config_.max_trials < 1) {
+  if ((name == "random" || name == "asha" || name == "tpe") && config_.max_trials < 1) {
     bad(name + " needs max_trials >= 1");
   }
   if (name == "asha") {
@@ -67,7 +75,14 @@ std::map<std::string, io::HParam> Searcher::hparams_of(int64_t id) const {
   std::seed_seq seeds{static_cast<uint32_t>(config_.seed),
                       static_cast<uint32_t>(config_.seed >> 32), static_cast<uint32_t>(id)};
   std::mt19937_64 random(seeds);
-  return space_.sample(random);
+  if (config_.sampler != "tpe") return space_.sample(random);
+  // what the finished trials measured: the last rung each reached (asha's stopped ones too)
+  std::vector<Observation> observations;
+  for (const auto& t : trials_) {
+    const double m = metric_of(t);
+    if (std::isfinite(m)) observations.push_back({t.hparams, m});
+  }
+  return tpe_sample(space_, observations, config_.smaller_is_better, random);
 }
 
 Trial& Searcher::trial(int64_t id) {

@@ -17,7 +17,11 @@
 namespace engine::search {
 
 struct SearcherConfig {
-  std::string name = "single";  // single | grid | random | asha
+  std::string name = "single";  // single | grid | random | asha | tpe
+  // How random and asha draw a new trial's hyperparameters: random (independent draws) or tpe
+  // (the Tree-structured Parzen Estimator, learning from the finished trials: tpe.hpp). The
+  // name tpe is random search with the tpe sampler.
+  std::string sampler = "random";
   std::string metric = "validation.loss";
   bool smaller_is_better = true;
   int64_t max_trials = 0;       // random and asha: how many trials to start

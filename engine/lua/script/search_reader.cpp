@@ -30,10 +30,11 @@ std::optional<search::SearcherConfig> TrainScript::searcher() const {
   const int t = lua_gettop(L);
   try {
     Options o(L, t, "searcher",
-              {"name", "metric", "smaller_is_better", "max_trials", "max_rungs", "divisor",
-               "max_length", "unit", "max_concurrent_trials", "max_restarts"});
+              {"name", "sampler", "metric", "smaller_is_better", "max_trials", "max_rungs",
+               "divisor", "max_length", "unit", "max_concurrent_trials", "max_restarts"});
     search::SearcherConfig c;
     c.name = o.string("name", c.name);
+    c.sampler = o.string("sampler", c.sampler);
     c.metric = o.string("metric", c.metric);
     c.smaller_is_better = o.boolean("smaller_is_better", c.smaller_is_better);
     c.max_trials = o.integer("max_trials", c.max_trials);
