@@ -168,6 +168,24 @@ int run_search_and_report(search::Searcher& searcher, const search::TrialCommand
   return 0;
 }
 
+// The searcher's metric is one the trials will log, checked before any trial trains: a
+// misspelt name would otherwise surface only after the first trials.
+void check_searched_metric(const std::string& metric, const lua::TrainScript& script) {
+  const auto dot = metric.find('.');
+  const std::string split = metric.substr(0, dot), name = metric.substr(dot + 1);
+  if (split != "train" && split != "validation") {
+    throw core::UsageError("searcher.metric '" + metric + "': the split must be train or " +
+                           "validation (the splits a trial logs metrics in)");
+  }
+  const auto logged = script.logged_metrics();
+  if (!logged) return;  // a hook may log metrics of its own
+  if (std::find(logged->begin(), logged->end(), name) != logged->end()) return;
+  std::vector<std::string> known;
+  for (const auto& n : *logged) known.push_back(split + "." + n);
+  throw core::UsageError("searcher.metric '" + metric + "' is not a metric " + script.path() +
+                         " logs (it logs " + core::join(known, ", ") + "); no trial was started");
+}
+
 }  // namespace
 
 int search_command(const std::vector<std::string>& args) {
@@ -192,6 +210,7 @@ int search_command(const std::vector<std::string>& args) {
                            "{name = 'random', metric = 'validation.loss', max_trials = 8}");
   }
   search::SearcherConfig config = *config_or;
+  check_searched_metric(config.metric, *script);
   if (request.previous) {
     config.seed = request.previous->seed;
   } else {

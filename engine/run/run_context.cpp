@@ -125,6 +125,12 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     if (has_checkpoint()) group->barrier();
   }
   core::seed_everything(seed_);
+  // the length this run trains to (a search trial's rung), as hp.budget for its schedules
+  if (request_.steps) {
+    script_->set_budget("steps", *request_.steps);
+  } else if (request_.epochs) {
+    script_->set_budget("epochs", *request_.epochs);
+  }
   {
     core::Activity activity("building the script's model, data and optimizer");
     spec_ = script_->build(device, seed_);

@@ -102,6 +102,14 @@ case "$CASE" in
     h5dump -d /script "$file" | grep -qF "optim.SGD(params" || fail "script text not recorded"
     acc=$(h5dump -y -d /metrics/validation/accuracy "$file" | sed -n '/DATA {/,/}/p' | grep -oE '[0-9][0-9.e+-]*' | tail -1)
     awk -v a="$acc" 'BEGIN { exit !(a >= 0.9) }' || fail "tiny model did not learn (validation accuracy $acc)"
+    # the length a run is given (--steps, --epochs: a search trial's rung) is hp.budget to its
+    # schedules; no hyperparameter is added
+    sed "s|  trainer = function(hp) return {epochs = hp.epochs, log_every = 4} end,|  trainer = function(hp) print('budget: ' .. tostring(hp.budget and (hp.budget.steps or hp.budget.epochs))); return {epochs = hp.epochs, log_every = 4} end,|" \
+      "$FIX/tiny_train.lua" > budget.lua
+    expect 0 "budget: 3" -- "$ENGINE" train budget.lua --set root="$WORK/tiny" --steps 3 --out "$WORK/budget" --threads 1
+    expect 0 "budget: 1" -- "$ENGINE" train budget.lua --set root="$WORK/tiny" --epochs 1 --out "$WORK/budget" --threads 1
+    expect 0 "budget: nil" -- "$ENGINE" train budget.lua --set root="$WORK/tiny" --set epochs=1 --out "$WORK/budget" --threads 1
+    ! h5dump -g /hparams "$(ls "$WORK"/budget/tiny/*.h5 | head -1)" | grep -q 'ATTRIBUTE "budget' || fail "budget recorded as a hyperparameter"
     ;;
   deterministic)
     tiny
@@ -1108,6 +1116,12 @@ LUA
     [ "$best" = "$first" ] || fail "the leaderboard does not start with the best trial: $csv"
     # the seed given is the search's (the same seed draws the same trials: test_searcher)
     h5dump -a /seed "$file" | grep -q '(0): 3$' || fail "the search file does not record --seed 3"
+    # a misspelt searcher metric is refused before any trial trains
+    printf "local spec = dofile('%s')\nspec.searcher = {name = 'single', metric = 'validation.acuracy'}\nreturn spec\n" \
+      "$FIX/tiny_train.lua" > misspelt.lua
+    expect 2 "searcher.metric 'validation.acuracy' is not a metric misspelt.lua logs (it logs validation.loss, validation.accuracy); no trial was started" -- \
+      search misspelt.lua --out "$WORK/misspelt"
+    [ ! -d "$WORK/misspelt/search" ] || fail "a search file was written for a refused search"
     # grid: 4 x values times 3 depths
     expect 0 "grid over 2 hyperparameters, 12 trials planned" -- search "$FIX/search_grid.lua" --out "$WORK/grid"
     grid=$(ls "$WORK"/grid/search/objective/*.h5)

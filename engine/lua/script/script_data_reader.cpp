@@ -1,6 +1,8 @@
 // What a training script's `data` function returns (train, validation, test pipelines; any
 // other key an error naming its line) and its `classes` list (train_script_reader.cpp reads
 // the rest).
+#include <optional>
+
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
 #include "engine/lua/data/data_value.hpp"
@@ -78,6 +80,45 @@ void TrainScript::read_class_names(train::TrainSpec& spec) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
+}
+
+void TrainScript::set_budget(const std::string& unit, int64_t length) {
+  lua_State* L = runtime_.state();
+  StackGuard guard(L);
+  push_hparams();
+  // through a metatable: hp.budget reads it, the hyperparameters (raw keys) stay the script's
+  lua_newtable(L);  // the metatable
+  lua_newtable(L);  // its __index
+  lua_newtable(L);  // budget
+  lua_pushnumber(L, static_cast<double>(length));
+  lua_setfield(L, -2, unit.c_str());
+  lua_setfield(L, -2, "budget");
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
+std::optional<std::vector<std::string>> TrainScript::logged_metrics() const {
+  lua_State* L = runtime_.state();
+  for (const char* hook : {"train_batch", "evaluate_batch"}) {
+    push_field(hook);
+    const bool has = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has) return std::nullopt;
+  }
+  std::vector<std::string> names{"loss"};
+  push_field("metrics");
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING) names.emplace_back(lua_tostring(L, -2));
+      if (lua_type(L, -2) == LUA_TNUMBER && lua_type(L, -1) == LUA_TSTRING) {
+        names.emplace_back(lua_tostring(L, -1));
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  return names;
 }
 
 }  // namespace engine::lua

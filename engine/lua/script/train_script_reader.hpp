@@ -49,6 +49,14 @@ class TrainScript {
   // as {epochs = n} or {steps = n}); nullopt when the script has none. ScriptError for a bad one.
   std::optional<search::SearcherConfig> searcher() const;
   const std::string& path() const { return path_; }
+  // The metric names the run logs in each split, read from the script without building it:
+  // loss and the `metrics` table's names; nullopt when a train_batch or evaluate_batch hook
+  // may log others of its own.
+  std::optional<std::vector<std::string>> logged_metrics() const;
+  // The length this run trains to when the command gives one (--epochs / --steps: a search
+  // trial's rung): the script then reads it as hp.budget = {epochs = n} or {steps = n}, so a
+  // schedule fits the trial. Not a hyperparameter: not recorded, not overridable.
+  void set_budget(const std::string& unit, int64_t length);
   // Builds the run; the model is moved to `device` before the optimizer sees its parameters.
   train::TrainSpec build(torch::Device device, uint64_t seed);
 
