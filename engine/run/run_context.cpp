@@ -125,6 +125,14 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     if (has_checkpoint()) group->barrier();
   }
   core::seed_everything(seed_);
+  build_spec(device);
+  if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
+    about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
+    spdlog::info("model weights from {} (step {})", checkpoint_, info_.step);
+  }
+}
+
+void RunContext::build_spec(torch::Device device) {
   // the length this run trains to (a search trial's rung), as hp.budget for its schedules
   if (request_.steps) {
     script_->set_budget("steps", *request_.steps);
@@ -140,10 +148,6 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     spec_.options.steps = 0;
   }
   if (request_.steps) spec_.options.steps = *request_.steps;
-  if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
-    about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
-    spdlog::info("model weights from {} (step {})", checkpoint_, info_.step);
-  }
 }
 
 RunContext::~RunContext() {

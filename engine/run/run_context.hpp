@@ -83,6 +83,8 @@ class RunContext {
 
  private:
   io::RunInfo run_info() const;
+  // The spec built from the script, with --epochs / --steps (also the script's hp.budget).
+  void build_spec(torch::Device device);
   // Warns when a resumed run goes on with another thread count or device than its last stretch.
   void warn_if_not_exact(const io::RunWriter::Segment& before) const;
   [[noreturn]] void rethrow_about_checkpoint(const std::exception& e) const;
