@@ -128,7 +128,7 @@ bad search.no_searcher 2 "base.lua has no \`searcher\` table" -- search "$S/base
 bad search.bad_name 2 "searcher: name 'bayesian' is not one of single, grid, random, asha" -- search "$S/searcher_bad_name.lua"
 bad search.bad_length 3 "searcher_bad_length.lua: searcher.max_length: unknown option 'epoch' (accepted: epochs, steps)" -- search "$S/searcher_bad_length.lua"
 bad search.grid_without_count 2 "grid search: 'lr' = search.uniform(0.001, 1) needs a count" -- search "$S/grid_without_count.lua"
-bad search.wrong_metric 2 "searcher metric 'validation.acc' is not in the trial's run file" "validation.loss" -- search "$S/search_wrong_metric.lua"
+bad search.wrong_metric 2 "searcher.metric 'validation.acc' is not a metric" "(it logs validation.loss" "no trial was started" -- search "$S/search_wrong_metric.lua"
 bad search.space_left_in_train 2 "hyperparameter 'lr' is a search space (search.log(0.001, 1))" -- train "$S/searcher_bad_name.lua"
 bad search.shard_range 2 "--shard 3/2: the shard must be from 0 to 1" -- search "$FIX/search_random.lua" --shard 3/2
 bad search.shard_text 2 "--shard half: expected INDEX/COUNT" -- search "$FIX/search_random.lua" --shard half
