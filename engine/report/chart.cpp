@@ -210,7 +210,8 @@ void draw_lines(std::ostringstream& svg, const Chart& chart, const PlotArea& are
     if (finite == 0) continue;
     if (!line.dots) {
       svg << "<path d=\"" << path.str().substr(1) << "\" fill=\"none\" stroke=\"" << colour
-          << "\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n";
+          << "\" stroke-width=\"2\" stroke-linejoin=\"round\""
+          << (line.dashed ? " stroke-dasharray=\"7 4\"" : "") << "/>\n";
     }
     if (finite <= 40 || line.dots) {
       for (size_t i = 0; i < line.x.size() && i < line.y.size(); ++i) {

@@ -13,6 +13,7 @@ struct Line {
   std::string label;         // the legend's entry; the same label has the same colour everywhere
   std::vector<double> x, y;  // a point whose x or y is not finite breaks the line
   bool dots = false;         // points only, unjoined (a scatter)
+  bool dashed = false;       // a second series of the same label (a run's validation curve)
 };
 
 struct Chart {

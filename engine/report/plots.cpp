@@ -95,24 +95,24 @@ std::vector<Chart> run_charts(const std::vector<io::RunFile>& runs) {
     std::stable_sort(splits.begin(), splits.end(), [&](const std::string& a, const std::string& b) {
       return order(a) < order(b);
     });
-    const bool several = splits.size() > 1;
-    Chart chart{
-        several ? metric + " (" + core::join(splits, " and ") + ")" : splits.front() + " " + metric,
-        "step",
-        metric,
-        {},
-        false,
-        false};
+    // a run keeps its colour in every split: the first (train) solid, the others dashed
+    const std::vector<std::string> others(splits.begin() + 1, splits.end());
+    Chart chart{others.empty() ? splits.front() + " " + metric
+                               : metric + ": " + splits.front() + " solid, " +
+                                     core::join(others, ", ") + " dashed",
+                "step",
+                metric,
+                {},
+                false,
+                false};
     for (size_t r = 0; r < runs.size(); ++r) {
       for (const auto& split_name : splits) {
         const auto split = runs[r].metrics.find(split_name);
         if (split == runs[r].metrics.end()) continue;
         const auto series = split->second.series.find(metric);
         if (series == split->second.series.end()) continue;
-        const std::string label = !several           ? labels[r]
-                                  : runs.size() == 1 ? split_name
-                                                     : labels[r] + " " + split_name;
-        Line line{label, {}, series->second};
+        Line line{labels[r], {}, series->second};
+        line.dashed = split_name != splits.front();
         for (int64_t step : split->second.step) line.x.push_back(static_cast<double>(step));
         chart.lines.push_back(std::move(line));
       }

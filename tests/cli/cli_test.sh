@@ -1350,8 +1350,8 @@ LUA
     # charts: SVG and PNG that rsvg-convert renders, and the static page
     expect 0 "chart: $WORK/curves.svg" -- "$ENGINE" report "$WORK/runs" --plot "$WORK/curves.svg"
     # a metric's train and validation curves on one chart
-    grep -qF ">accuracy (train and validation)</text>" "$WORK/curves.svg" || fail "no accuracy chart"
-    grep -qF ">lr=0.05 validation</text>" "$WORK/curves.svg" || fail "no legend entry for lr 0.05"
+    grep -qF ">accuracy: train solid, validation dashed</text>" "$WORK/curves.svg" || fail "no accuracy chart"
+    grep -qF ">lr=0.05</text>" "$WORK/curves.svg" || fail "no legend entry for lr 0.05"
     rsvg-convert -o "$WORK/curves_svg.png" "$WORK/curves.svg" || fail "rsvg-convert cannot draw the SVG"
     expect 0 "chart: $WORK/bench.png" -- "$ENGINE" report "$WORK/bench" --plot "$WORK/bench.png"
     [ "$(head -c 4 "$WORK/bench.png" | tail -c 3)" = PNG ] || fail "bench.png is not a PNG"

@@ -188,11 +188,15 @@ TEST_CASE("runs' charts: a metric's train and validation curves on one chart") {
   const auto loss = std::find_if(charts.begin(), charts.end(),
                                  [](const report::Chart& c) { return c.y_label == "loss"; });
   REQUIRE(loss != charts.end());
-  CHECK(loss->title == "loss (train and validation)");
+  CHECK(loss->title == "loss: train solid, validation dashed");
   REQUIRE(loss->lines.size() == 2);
-  CHECK(loss->lines[0].label == "train");
-  CHECK(loss->lines[1].label == "validation");
+  CHECK(loss->lines[0].label == "demo");  // one run, one colour: train solid, validation dashed
+  CHECK_FALSE(loss->lines[0].dashed);
+  CHECK(loss->lines[1].label == "demo");
+  CHECK(loss->lines[1].dashed);
   CHECK(loss->lines[1].x == std::vector<double>{15, 30});
+  const auto svg = report::render_svg(report::Figure{"curves", {*loss}});
+  CHECK(svg.find("stroke-dasharray") != std::string::npos);
   // several runs: each run's label and the split
   auto other = run;
   other.hparams["lr"] = 0.01;
@@ -201,8 +205,9 @@ TEST_CASE("runs' charts: a metric's train and validation curves on one chart") {
   const auto both_loss = std::find_if(both.begin(), both.end(),
                                       [](const report::Chart& c) { return c.y_label == "loss"; });
   REQUIRE(both_loss->lines.size() == 4);
-  CHECK(both_loss->lines[0].label == "lr=0.1 train");
-  CHECK(both_loss->lines[3].label == "lr=0.01 validation");
+  CHECK(both_loss->lines[0].label == "lr=0.1");
+  CHECK(both_loss->lines[3].label == "lr=0.01");
+  CHECK(both_loss->lines[3].dashed);
 }
 
 TEST_CASE("benchmark charts: a chart per model, a line per phase, throughput against batch") {
