@@ -41,23 +41,25 @@ class ReadTransaction {
   MDB_txn* txn_ = nullptr;
 };
 
-// The record's image as C x H x W uint8 in the source's colour mode.
-torch::Tensor datum_image(const caffe::Datum& datum, ColorMode mode, const std::string& what) {
+// The record's image as C x H x W uint8 in the source's colour mode; name() names the record
+// in an error.
+template <typename Name>
+torch::Tensor datum_image(const caffe::Datum& datum, ColorMode mode, const Name& name) {
   if (datum.encoded()) {
     const auto& bytes = datum.data();
-    return decode_image(std::vector<uint8_t>(bytes.begin(), bytes.end()), mode, what);
+    return decode_image(std::vector<uint8_t>(bytes.begin(), bytes.end()), mode, name());
   }
   if (datum.data().empty() && datum.float_data_size() > 0) {
-    throw core::DataError(what +
+    throw core::DataError(name() +
                           ": float_data pixels; the engine reads uint8 pixels (data) or "
                           "encoded images only");
   }
   const int64_t c = datum.channels(), h = datum.height(), w = datum.width();
   if (c != 1 && c != 3) {
-    throw core::DataError(what + ": " + std::to_string(c) + " channels; images have 1 or 3");
+    throw core::DataError(name() + ": " + std::to_string(c) + " channels; images have 1 or 3");
   }
   if (h <= 0 || w <= 0 || static_cast<int64_t>(datum.data().size()) != c * h * w) {
-    throw core::DataError(what + ": " + std::to_string(datum.data().size()) +
+    throw core::DataError(name() + ": " + std::to_string(datum.data().size()) +
                           " pixel bytes for a " + std::to_string(c) + " x " + std::to_string(h) +
                           " x " + std::to_string(w) + " image");
   }
@@ -65,7 +67,8 @@ torch::Tensor datum_image(const caffe::Datum& datum, ColorMode mode, const std::
       torch::from_blob(const_cast<char*>(datum.data().data()), {c, h, w}, torch::kUInt8).clone();
   if (c == 3) image = image.flip(0);  // Caffe stores colour as BGR
   if (mode == ColorMode::kGray && c == 3) {
-    const auto weights = torch::tensor({0.299, 0.587, 0.114}, torch::kFloat32).view({3, 1, 1});
+    static const auto weights =
+        torch::tensor({0.299, 0.587, 0.114}, torch::kFloat32).view({3, 1, 1});
     image = (image.to(torch::kFloat32) * weights).sum(0, true).round().to(torch::kUInt8);
   } else if (mode == ColorMode::kRgb && c == 1) {
     image = image.expand({3, h, w}).contiguous();
@@ -91,10 +94,18 @@ CaffeLmdbSource::CaffeLmdbSource(std::string root, ColorMode mode)
                         " is not an LMDB database (a folder holding data.mdb)");
   }
   const std::string what = "caffe_lmdb: " + root_;
-  check(mdb_env_create(&database_->env), what);
-  int rc = mdb_env_open(database_->env, root_.c_str(), MDB_RDONLY | MDB_NOTLS, 0664);
+  const auto open = [&](unsigned flags) {
+    check(mdb_env_create(&database_->env), what);
+    const int rc = mdb_env_open(database_->env, root_.c_str(), flags, 0664);
+    if (rc != MDB_SUCCESS) {  // LMDB: an environment that failed to open is closed, not reused
+      mdb_env_close(database_->env);
+      database_->env = nullptr;
+    }
+    return rc;
+  };
+  int rc = open(MDB_RDONLY | MDB_NOTLS);
   if (rc == EACCES || rc == EROFS) {  // a read-only folder: no lock file can be made there
-    rc = mdb_env_open(database_->env, root_.c_str(), MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK, 0664);
+    rc = open(MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK);
   }
   check(rc, what);
   ReadTransaction txn(database_->env, what);
@@ -120,11 +131,13 @@ Batch CaffeLmdbSource::gather(const torch::Tensor& indices) const {
   caffe::Datum datum;
   for (int64_t i = 0; i < index.size(0); ++i) {
     const std::string& key = keys_.at(static_cast<size_t>(index[i]));
-    const std::string what = "caffe_lmdb: " + root_ + ", record '" + key + "'";
+    // the record's name, made only for an error (gather runs per sample on the loader's threads)
+    const auto what = [&] { return "caffe_lmdb: " + root_ + ", record '" + key + "'"; };
     MDB_val k{key.size(), const_cast<char*>(key.data())}, v;
-    check(mdb_get(txn.get(), database_->dbi, &k, &v), what);
+    const int rc = mdb_get(txn.get(), database_->dbi, &k, &v);
+    if (rc != MDB_SUCCESS) check(rc, what());
     if (!datum.ParseFromArray(v.mv_data, static_cast<int>(v.mv_size))) {
-      throw core::DataError(what + " is not a Caffe Datum");
+      throw core::DataError(what() + " is not a Caffe Datum");
     }
     batch.samples.push_back(datum_image(datum, mode_, what));
     targets.push_back(datum.label());
@@ -144,6 +157,10 @@ bool caffe_lmdb_available() {
 
 void write_caffe_lmdb(const std::string& root, const std::vector<torch::Tensor>& images,
                       const std::vector<int64_t>& labels, bool encode) {
+  if (images.size() != labels.size()) {
+    throw core::UsageError("caffe_lmdb: " + std::to_string(images.size()) + " images and " +
+                           std::to_string(labels.size()) + " labels");
+  }
   std::filesystem::create_directories(root);
   MDB_env* env = nullptr;
   const std::string what = "caffe_lmdb: writing " + root;
@@ -153,6 +170,8 @@ void write_caffe_lmdb(const std::string& root, const std::vector<torch::Tensor>&
   check(mdb_env_open(env, root.c_str(), 0, 0664), what);
   MDB_txn* txn = nullptr;
   check(mdb_txn_begin(env, nullptr, 0, &txn), what);
+  // aborted on any error before the commit, so the environment closes with no transaction open
+  std::unique_ptr<MDB_txn, void (*)(MDB_txn*)> open_txn(txn, mdb_txn_abort);
   MDB_dbi dbi = 0;
   check(mdb_dbi_open(txn, nullptr, 0, &dbi), what);
   for (size_t i = 0; i < images.size(); ++i) {
@@ -161,7 +180,7 @@ void write_caffe_lmdb(const std::string& root, const std::vector<torch::Tensor>&
     datum.set_channels(static_cast<int32_t>(image.size(0)));
     datum.set_height(static_cast<int32_t>(image.size(1)));
     datum.set_width(static_cast<int32_t>(image.size(2)));
-    datum.set_label(static_cast<int32_t>(labels.at(i)));
+    datum.set_label(static_cast<int32_t>(labels[i]));
     if (encode) {
       const auto png = encode_png(image);
       datum.set_data(png.data(), png.size());
@@ -174,10 +193,9 @@ void write_caffe_lmdb(const std::string& root, const std::vector<torch::Tensor>&
     char key[16];
     std::snprintf(key, sizeof key, "%08zu", i);
     MDB_val k{std::strlen(key), key}, v{bytes.size(), const_cast<char*>(bytes.data())};
-    const int rc = mdb_put(txn, dbi, &k, &v, 0);
-    if (rc != MDB_SUCCESS) mdb_txn_abort(txn);
-    check(rc, what);
+    check(mdb_put(txn, dbi, &k, &v, 0), what);
   }
+  open_txn.release();  // the commit frees the transaction, whether it succeeds or not
   check(mdb_txn_commit(txn), what);
 }
 

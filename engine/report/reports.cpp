@@ -41,13 +41,6 @@ bool checkpoint_name(const fs::path& path) {
 }
 
 void add(ResultFiles& files, io::ResultKind kind, const std::string& path) {
-  // a file named twice (a folder and a file in it) is read once
-  for (const auto* list : {&files.runs, &files.benchmarks, &files.searches}) {
-    for (const auto& listed : *list) {
-      std::error_code error;
-      if (listed == path || fs::equivalent(listed, path, error)) return;
-    }
-  }
   if (kind == io::ResultKind::kRun) files.runs.push_back(path);
   if (kind == io::ResultKind::kBenchmark) files.benchmarks.push_back(path);
   if (kind == io::ResultKind::kSearch) files.searches.push_back(path);
@@ -263,6 +256,17 @@ ResultFiles result_files(const std::vector<std::string>& inputs) {
                              "(runs/search/<name>/<time>.h5)");
     }
     add(files, kind, input);
+  }
+  // a file named twice (a folder and a file in it) is read once: its first listing kept
+  std::set<std::string> seen;
+  for (auto* list : {&files.runs, &files.benchmarks, &files.searches}) {
+    std::vector<std::string> kept;
+    for (auto& path : *list) {
+      std::error_code error;
+      const auto canonical = fs::weakly_canonical(path, error);
+      if (seen.insert(error ? path : canonical.string()).second) kept.push_back(std::move(path));
+    }
+    *list = std::move(kept);
   }
   return files;
 }

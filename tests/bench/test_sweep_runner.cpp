@@ -145,15 +145,21 @@ std::vector<std::string> statuses(const bench::SweepOutcome& outcome) {
   return out;
 }
 
+// A runner whose points run in this process, through `fake`.
+bench::RunnerOptions in_process(FakeBench& fake) {
+  bench::RunnerOptions o;
+  o.isolation = bench::Isolation::kNone;
+  o.run_in_process = [&fake](const bench::Point& p) { return fake(p); };
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("the runner: failures are data, out of memory skips larger batches, reruns resume") {
   const auto dir = test::scratch_dir("runner");
   const auto path = dir + "/sweep.h5";
   FakeBench fake;
-  bench::RunnerOptions o;
-  o.isolation = bench::Isolation::kNone;
-  o.run_in_process = [&fake](const bench::Point& p) { return fake(p); };
+  bench::RunnerOptions o = in_process(fake);
   o.out = std::fopen("/dev/null", "w");
   // larger batches first: the skip must not depend on the order
   std::vector<bench::PlannedPoint> plan = {
@@ -215,9 +221,7 @@ TEST_CASE("the runner: a point that left the plan is listed and kept") {
   const auto dir = test::scratch_dir("runner-gone");
   const auto path = dir + "/sweep.h5";
   FakeBench fake;
-  bench::RunnerOptions o;
-  o.isolation = bench::Isolation::kNone;
-  o.run_in_process = [&fake](const bench::Point& p) { return fake(p); };
+  bench::RunnerOptions o = in_process(fake);
   const auto log = dir + "/log.txt";
   io::BenchInfo info;
   {
@@ -244,9 +248,7 @@ TEST_CASE(
   const auto dir = test::scratch_dir("runner-gone-oom");
   const auto path = dir + "/sweep.h5";
   FakeBench fake;
-  bench::RunnerOptions o;
-  o.isolation = bench::Isolation::kNone;
-  o.run_in_process = [&fake](const bench::Point& p) { return fake(p); };
+  bench::RunnerOptions o = in_process(fake);
   o.out = std::fopen("/dev/null", "w");
   io::BenchInfo info;
   {
