@@ -1,16 +1,22 @@
 // engine report FILE|FOLDER...: run and benchmark files as tables (engine/report);
 // docs/results.md.
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include "engine/bench/parameters.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/interrupt.hpp"
 #include "engine/io/bench_file.hpp"
 #include "engine/report/chart_file.hpp"
 #include "engine/report/dlbs_export.hpp"
 #include "engine/report/html.hpp"
+#include "engine/report/live_server.hpp"
 #include "engine/report/reports.hpp"
 
 namespace engine::cli {
@@ -41,15 +47,53 @@ int dlbs_report(const std::vector<std::string>& inputs, const cxxopts::ParseResu
   return 0;
 }
 
-}  // namespace
+// --serve [FOLDER]: the live page, until Ctrl-C.
+int serve_report(const std::vector<std::string>& inputs, const cxxopts::ParseResult& flags) {
+  for (const char* other :
+       {"rows", "cols", "value", "compare", "plot", "html", "filter", "sort", "last", "format"}) {
+    if (flags.count(other)) {
+      throw core::UsageError(std::string("--serve shows a folder on a live page, where runs are "
+                                         "sorted, filtered and charted; --") +
+                             other + " does not apply");
+    }
+  }
+  if (inputs.size() > 1) {
+    throw core::UsageError("--serve shows one folder (got " + core::join(inputs, ", ") +
+                           "): give the folder that holds them all");
+  }
+  report::ServeOptions options;
+  if (!inputs.empty()) options.folder = inputs.front();
+  options.host = flags["host"].as<std::string>();
+  options.port = static_cast<int>(flags["port"].as<int64_t>());
+  if (flags["port"].as<int64_t>() != options.port) options.port = -1;  // refused as no port
+  report::LiveServer server(options);
+  std::signal(SIGPIPE, SIG_IGN);  // a browser that goes away mid-answer is not an error
+  core::InterruptScope interrupts(nullptr);
+  std::printf("serving %s at %s (read-only; Ctrl-C stops)\n", options.folder.c_str(),
+              server.url().c_str());
+  std::fflush(stdout);
+  std::atomic<bool> ended{false};
+  std::thread answering([&] {
+    server.run();
+    ended = true;
+  });
+  while (!ended && core::pending_interrupt() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server.stop();
+  answering.join();
+  std::printf("stopped serving %s\n", options.folder.c_str());
+  return 0;
+}
 
-int report_command(const std::vector<std::string>& args) {
+cxxopts::Options report_options() {
   cxxopts::Options options(
       "engine report",
       "Show result files as tables: one run's summary (metrics with their last and best values), "
       "several runs (files, or folders searched recursively) compared side by side, and "
       "benchmark points, listed or pivoted (--rows model --cols batch_size --value throughput); "
-      "charts with --plot FILE.svg|png, one static page with --html DIR.");
+      "charts with --plot FILE.svg|png, one static page with --html DIR, a live page with "
+      "--serve.");
   options.positional_help("FILE|FOLDER...").show_positional_help();
   options.add_options()("inputs", "run and benchmark files, and folders",
                         cxxopts::value<std::vector<std::string>>())(
@@ -73,8 +117,22 @@ int report_command(const std::vector<std::string>& args) {
       "plot", "also draw charts into FILE.svg or FILE.png: runs' curves, benchmarks' throughput",
       cxxopts::value<std::string>())(
       "html", "also write DIR/index.html: the tables and charts on one static page",
-      cxxopts::value<std::string>())("h,help", "show this help");
+      cxxopts::value<std::string>())(
+      "serve",
+      "a live page over FOLDER (default runs): runs, curves, searches and benchmarks, updated "
+      "while runs train; read-only, until Ctrl-C")(
+      "port", "--serve: the port (0: any free one)",
+      cxxopts::value<int64_t>()->default_value("6006"))(
+      "host", "--serve: the address to answer on (only this machine by default)",
+      cxxopts::value<std::string>()->default_value("127.0.0.1"))("h,help", "show this help");
   options.parse_positional({"inputs"});
+  return options;
+}
+
+}  // namespace
+
+int report_command(const std::vector<std::string>& args) {
+  auto options = report_options();
   auto flags = parse(options, args);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
@@ -82,6 +140,11 @@ int report_command(const std::vector<std::string>& args) {
   }
   report::ReportRequest request;
   if (flags.count("inputs")) request.inputs = flags["inputs"].as<std::vector<std::string>>();
+  if (flags.count("serve")) return serve_report(request.inputs, flags);
+  for (const char* served : {"port", "host"}) {
+    if (flags.count(served))
+      throw core::UsageError(std::string("--") + served + " goes with --serve");
+  }
   if (flags["format"].as<std::string>() == "dlbs") return dlbs_report(request.inputs, flags);
   request.format = report::parse_format(flags["format"].as<std::string>());
   request.selection.sort = flags["sort"].as<std::string>();

@@ -30,18 +30,6 @@ void say(const char* text) {
   }
 }
 
-// How long one file's read may take before it is taken for a loop in damaged metadata (HDF5
-// 1.10 loops forever on some): far longer than reading any result file or checkpoint takes.
-// ENGINE_READ_TIMEOUT (seconds) sets it; the tests use a few seconds.
-unsigned read_limit_seconds() {
-  static const unsigned limit = [] {
-    const char* text = std::getenv("ENGINE_READ_TIMEOUT");
-    const long value = text ? std::strtol(text, nullptr, 10) : 0;
-    return value > 0 && value < 100000 ? static_cast<unsigned>(value) : 600u;
-  }();
-  return limit;
-}
-
 void on_read_timeout(int) {
   const int now = depth.load();
   if (now <= 0 || now > kDepth) return;  // the read ended as the alarm went off
@@ -84,6 +72,15 @@ bool sanitized() {
 }
 
 }  // namespace
+
+unsigned read_limit_seconds() {
+  static const unsigned limit = [] {
+    const char* text = std::getenv("ENGINE_READ_TIMEOUT");
+    const long value = text ? std::strtol(text, nullptr, 10) : 0;
+    return value > 0 && value < 100000 ? static_cast<unsigned>(value) : 600u;
+  }();
+  return limit;
+}
 
 void install_damaged_file_handlers() {
   if (sanitized()) return;

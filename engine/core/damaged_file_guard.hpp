@@ -19,6 +19,11 @@ namespace engine::core {
 // first thing in main. Left out of sanitizer builds, whose own handlers report what happened.
 void install_damaged_file_handlers();
 
+// How long one file's read may take before it is taken for a loop in damaged metadata (HDF5
+// 1.10 loops forever on some): far longer than reading any result file or checkpoint takes,
+// 600 s. ENGINE_READ_TIMEOUT (seconds) sets it; the tests use a few seconds.
+unsigned read_limit_seconds();
+
 // Names `path` as the file being read until it goes out of scope (nests: the innermost is named).
 class ReadingFile {
  public:

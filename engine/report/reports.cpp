@@ -66,12 +66,10 @@ void search_folder(const std::string& folder, ResultFiles& files) {
   }
   // a search's trials are in its leaderboard: their run files are not listed again
   for (const auto& search : found.searches) {
-    const std::string trials = io::SearchFile::trials_folder(search) + "/";
-    found.runs.erase(std::remove_if(found.runs.begin(), found.runs.end(),
-                                    [&](const std::string& run) {
-                                      return run.compare(0, trials.size(), trials) == 0;
-                                    }),
-                     found.runs.end());
+    found.runs.erase(
+        std::remove_if(found.runs.begin(), found.runs.end(),
+                       [&](const std::string& run) { return is_trial_of(run, search); }),
+        found.runs.end());
   }
   for (const auto& path : found.runs) add(files, io::ResultKind::kRun, path);
   for (const auto& path : found.benchmarks) add(files, io::ResultKind::kBenchmark, path);
@@ -234,6 +232,20 @@ void add_leaderboards(const std::vector<io::SearchContents>& searches, Report& r
 }
 
 }  // namespace
+
+bool is_trial_of(const std::string& run_path, const std::string& search_path) {
+  const std::string trials = io::SearchFile::trials_folder(search_path) + "/";
+  return run_path.compare(0, trials.size(), trials) == 0;
+}
+
+Report result_tables(const ResultContents& contents) {
+  Report report;
+  for (const auto& run : contents.runs) declare_directions(run);
+  if (!contents.runs.empty()) add_run_tables(contents.runs, 0, report);
+  if (!contents.benchmarks.empty()) report.tables.push_back(bench_points(contents.benchmarks));
+  add_leaderboards(contents.searches, report);
+  return report;
+}
 
 ResultFiles result_files(const std::vector<std::string>& inputs) {
   if (inputs.empty()) {

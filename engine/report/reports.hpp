@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/bench_file.hpp"
+#include "engine/io/result_file.hpp"
+#include "engine/io/search_file.hpp"
 #include "engine/report/bench_report.hpp"
 #include "engine/report/chart.hpp"
 #include "engine/report/compare_runs.hpp"
@@ -40,5 +43,19 @@ ResultFiles result_files(const std::vector<std::string>& inputs);
 // curves, the selected benchmark points against batch size or threads, titled by `figure`'s
 // caller-set title or by what it shows.
 Report make_report(const ReportRequest& request, Figure* figure = nullptr);
+
+// Result files already read, as a folder's report shows them, nothing selected: the training
+// runs compared, engine eval's files in a table of their own, every benchmark point, one
+// leaderboard per search. The live page's tables (live_json.hpp).
+struct ResultContents {
+  std::vector<io::RunFile> runs;
+  std::vector<io::BenchContents> benchmarks;
+  std::vector<io::SearchContents> searches;
+};
+Report result_tables(const ResultContents& contents);
+
+// The run files of a search's trials (under its trials folder): its leaderboard shows them, a
+// folder's comparison of runs does not list them again.
+bool is_trial_of(const std::string& run_path, const std::string& search_path);
 
 }  // namespace engine::report

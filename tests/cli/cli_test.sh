@@ -1276,6 +1276,39 @@ LUA
       echo "sweep killed at $ms ms: $(h5dump -H -g /points "$sweep" 2>/dev/null | grep -c 'GROUP "[0-9]') points"
     done
     ;;
+  report_serve)
+    # the live page as a user starts it: the URL on stdout, the folder's JSON over plain HTTP
+    # (bash's /dev/tcp), and Ctrl-C ending it cleanly; the page itself is tested in chromium
+    # by test_live
+    tiny
+    "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/runs" --threads 1 -q \
+      >train.txt 2>&1 || fail "the run failed: $(cat train.txt)"
+    "$ENGINE" report --serve "$WORK/runs" --port 0 >serve.txt 2>&1 &
+    pid=$!
+    at_exit "kill $pid 2>/dev/null"
+    wait_until "$pid" serve.txt grep -q "^serving $WORK/runs at http://127.0.0.1:" serve.txt
+    port=$(grep -oE '127\.0\.0\.1:[0-9]+' serve.txt | cut -d: -f2)
+    get() {
+      exec 3<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect to port $port"
+      printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' "$1" "$port" >&3
+      cat <&3
+      exec 3<&-
+    }
+    get /api/folder | grep -q '"role":"runs"' || fail "no runs table in /api/folder: $(get /api/folder)"
+    get / | grep -q '<script src="/live.js"' || fail "no page at /"
+    get /api/run?path=../../etc/passwd | head -1 | grep -q ' 404 ' || fail "a path outside was not refused"
+    kill -INT "$pid"
+    wait "$pid"; rc=$?
+    [ "$rc" = 0 ] || fail "Ctrl-C ended it with $rc: $(cat serve.txt)"
+    grep -q "stopped serving" serve.txt || fail "no goodbye: $(cat serve.txt)"
+    # what it refuses, before it listens
+    expect 2 "is not a folder" -- "$ENGINE" report --serve "$WORK/nowhere" --port 0
+    expect 2 "--serve shows one folder" -- "$ENGINE" report --serve "$WORK/runs" "$WORK/tiny" --port 0
+    expect 2 "--plot does not apply" -- "$ENGINE" report --serve "$WORK/runs" --plot x.svg
+    expect 2 "--port goes with --serve" -- "$ENGINE" report "$WORK/runs" --port 8000
+    expect 2 "is not a port" -- "$ENGINE" report --serve "$WORK/runs" --port 70000
+    [ ! -e x.svg ] || fail "--plot wrote a file though refused"
+    ;;
   report)
     # which run had the best validation accuracy, and with what learning rate?
     tiny

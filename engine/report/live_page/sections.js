@@ -1,0 +1,99 @@
+// The live page's searches (a leaderboard each, and the metric against every numeric searched
+// hyperparameter) and benchmarks (every point, and throughput against what varies: batch size,
+// threads, ranks, with the scaling efficiency).
+'use strict';
+
+function destroyTableCharts() {
+  for (const graph of state.tableCharts) graph.destroy();
+  state.tableCharts = [];
+}
+
+// A chart card of `series` ({label, points, colour}) against x; dots only when `dots`.
+function tableChart(title, xName, yName, series, dots) {
+  const plot = el('div', { class: 'plot' }), legend = el('div', { class: 'legend' });
+  const node = el('div', { class: 'chart', data: { title } }, plot, legend);
+  const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+  const positive = xs.length && xs.every((x) => x > 0);
+  const options = {
+    labels: [xName, ...series.map((s) => s.label)], colors: series.map((s) => s.colour),
+    title, xlabel: xName, ylabel: yName, drawPoints: true, pointSize: dots ? 3 : 2,
+    strokeWidth: dots ? 0 : 1.5, connectSeparatedPoints: !dots, legend: 'always',
+    labelsDiv: legend, labelsSeparateLines: true, animatedZooms: false, width: 540, height: 300,
+    xRangePad: 12, yRangePad: 12,  // dots at the ends drawn whole
+    // a base-2 quantity (batch size, ranks, a learning rate over decades) on a log axis
+    axes: { x: { logscale: positive && Math.max(...xs) / Math.min(...xs) >= 4 } },
+  };
+  const rows = mergedRows(series);
+  node.dataset.rows = rows.length;
+  if (rows.length) state.tableCharts.push(new Dygraph(plot, rows, options));
+  return node;
+}
+
+function followTrial(path) {
+  if (!path) return;
+  state.picked.add(path);
+  focusRun(path);
+}
+
+function renderSearches() {
+  const boards = tableOf('leaderboard');
+  document.getElementById('searches-section').hidden = boards.length === 0;
+  const holder = document.getElementById('searches');
+  const parts = [];
+  boards.forEach((board, b) => {
+    const table = el('table');
+    renderTable(table, board, { sortKey: 'leaderboard' + b, pathColumn: 'run', onRow: followTrial });
+    parts.push(el('h3', {}, board.title || 'search'), el('div', { class: 'scroll' }, table));
+    const metric = board.columns.indexOf(board.metric), rung = board.columns.indexOf('rung');
+    const charts = [];
+    for (const hparam of board.hparams) {
+      const column = board.columns.indexOf(hparam);
+      const byRung = new Map();
+      for (const row of board.rows) {
+        if (typeof row[column] !== 'number' || typeof row[metric] !== 'number') continue;
+        const key = 'rung ' + cellText(row[rung]);
+        if (!byRung.has(key)) byRung.set(key, []);
+        byRung.get(key).push([row[column], row[metric]]);
+      }
+      if (!byRung.size) continue;
+      const series = [...byRung.keys()].sort().map((label, i) =>
+          ({ label, points: byRung.get(label), colour: kPalette[i % kPalette.length] }));
+      charts.push(tableChart(board.metric + ' against ' + hparam, hparam, board.metric, series, true));
+    }
+    if (charts.length) parts.push(el('div', { class: 'scatter' }, ...charts));
+  });
+  holder.replaceChildren(...parts);
+}
+
+// One line per pivot row (its key cells), x from the "batch_size=8" column names.
+function pivotChart(table) {
+  const keys = table.keys;
+  const columns = table.columns.slice(keys);
+  const xs = columns.map((c) => Number(c.slice(c.indexOf('=') + 1)));
+  if (xs.some((x) => isNaN(x))) return null;
+  const series = table.rows.map((row, r) => ({
+    label: row.slice(0, keys).map(cellText).join(' '),
+    colour: kPalette[r % kPalette.length],
+    points: xs.map((x, i) => [x, row[keys + i]]).filter((p) => typeof p[1] === 'number'),
+  }));
+  return tableChart(table.value + ' against ' + table.x, table.x, table.value, series, false);
+}
+
+function renderBenchmarks() {
+  const points = tableOf('points')[0];
+  document.getElementById('benchmarks-section').hidden = !points;
+  const holder = document.getElementById('benchmarks');
+  if (!points) return holder.replaceChildren();
+  const parts = [];
+  const charts = tableOf('pivot').map(pivotChart).filter((c) => c);
+  if (charts.length) parts.push(el('div', { class: 'scatter' }, ...charts));
+  for (const [i, pivot] of tableOf('pivot').entries()) {
+    const table = el('table');
+    renderTable(table, pivot, { sortKey: 'pivot' + i });
+    parts.push(el('h3', {}, pivot.title), el('div', { class: 'scroll' }, table));
+  }
+  const table = el('table');
+  renderTable(table, points, { sortKey: 'points' });
+  parts.push(el('h3', {}, points.title || 'benchmark points'), el('div', { class: 'scroll' }, table));
+  holder.replaceChildren(...parts);
+}

@@ -1,0 +1,51 @@
+// One HTTP request as written, over a plain socket to 127.0.0.1: the tests of the live page
+// send paths no client library would (unnormalised "..", odd Host headers, other methods).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace engine::test {
+
+struct RawAnswer {
+  int status = 0;
+  std::string head, body;
+};
+
+// Sends "METHOD TARGET HTTP/1.1" with the Host header given (default: the one the server
+// answers) and reads the answer to its end (Connection: close).
+inline RawAnswer raw_http(int port, const std::string& method, const std::string& target,
+                          std::string host = "") {
+  if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
+  RawAnswer answer;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return answer;
+  }
+  const std::string request = method + " " + target + " HTTP/1.1\r\nHost: " + host +
+                              "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+    ::close(fd);
+    return answer;
+  }
+  std::string text;
+  char buffer[8192];
+  for (ssize_t got; (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) text.append(buffer, got);
+  ::close(fd);
+  const size_t end = text.find("\r\n\r\n");
+  answer.head = text.substr(0, end);
+  answer.body = end == std::string::npos ? "" : text.substr(end + 4);
+  if (text.rfind("HTTP/1.1 ", 0) == 0) answer.status = std::stoi(text.substr(9, 3));
+  return answer;
+}
+
+}  // namespace engine::test

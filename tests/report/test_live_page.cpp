@@ -1,0 +1,191 @@
+// engine report --serve in a real browser (headless chromium): the page shows the folder's runs,
+// curves and damaged files, and follows a run that trains while it is open: a row written to
+// the run file reaches the chart and the table without a reload. Its screenshot is the one in
+// docs/results.md (ENGINE_LIVE_SCREENSHOT=FILE.png writes it there).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "engine/core/statuses.hpp"
+#include "engine/io/run_writer.hpp"
+#include "tests/report/headless_browser.hpp"
+#include "tests/report/serving.hpp"
+#include "tests/test_support.hpp"
+
+using namespace engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A run's curves as training makes them: a loss that falls faster with a larger learning rate,
+// with a little deterministic wobble; validation every 10 steps.
+void append_steps(io::RunWriter& w, double lr, int from, int to) {
+  for (int step = from; step <= to; ++step) {
+    const double loss = 2.3 * std::exp(-lr * 0.6 * step) + 0.05 * std::sin(step * 1.7) + 0.1;
+    w.append_metrics("train", step, step / 20.0, step * 0.2, {{"loss", loss}, {"lr", lr}});
+    if (step % 10 == 0) {
+      w.append_metrics("validation", step, step / 20.0, step * 0.2,
+                       {{"loss", loss * 1.1 + 0.05}, {"accuracy", 1.0 - loss / 2.6}});
+    }
+  }
+}
+
+std::string write_finished_run(const std::string& runs, double lr) {
+  const auto path = io::RunWriter::new_run_path(runs, "mlp");
+  io::RunInfo info;
+  info.name = "mlp";
+  io::RunWriter w(path, info);
+  w.write_hparams({{"lr", lr}, {"batch_size", 64.0}});
+  append_steps(w, lr, 1, 20);
+  w.finish(core::FileStatus::kCompleted);
+  return path;
+}
+
+std::string js_quoted(const std::string& text) {
+  return "'" + text + "'";
+}
+
+}  // namespace
+
+TEST_CASE("the live page shows the folder and follows a run while it trains, in chromium") {
+  const auto dir = test::scratch_dir("live-page");
+  const auto runs = dir + "/runs";
+  for (double lr : {0.05, 0.1}) write_finished_run(runs, lr);
+  std::ofstream(runs + "/damaged.h5") << "cut short";
+  const std::string odd = "<b>odd<b> & 'name'.h5";
+  fs::copy_file(write_finished_run(dir + "/elsewhere", 0.02), runs + "/" + odd);
+
+  // a run that trains while the page is open: rows reach its file at each flush
+  const auto live_path = io::RunWriter::new_run_path(runs, "live");
+  io::RunInfo info;
+  info.name = "live";
+  io::RunWriter live(live_path, info);
+  live.write_hparams({{"lr", 0.2}, {"batch_size", 64.0}});
+  append_steps(live, 0.2, 1, 20);
+  live.flush();
+  const std::string live_relative = fs::path(live_path).lexically_relative(runs).generic_string();
+
+  {
+    test::Serving serving(runs);
+    test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1500);
+    browser.open(serving.server.url());
+    const std::string loss_chart = "document.querySelector('#charts .chart[data-metric=\"loss\"]')";
+    REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 4"));
+    REQUIRE(browser.wait_for(loss_chart + " && " + loss_chart + ".querySelector('canvas')"));
+    // train and validation of a metric on one chart: 4 runs, each both
+    CHECK(browser.evaluate("engineLive.charts.get('loss').graph.getLabels().length") == 9);
+    CHECK(browser.evaluate(loss_chart + ".dataset.rows") == "20");
+    // the damaged file named with why; the odd name shown as the text it is
+    CHECK(browser.evaluate("document.querySelector('#problems').innerText")
+              .get<std::string>()
+              .find("damaged.h5: ") != std::string::npos);
+    CHECK(browser.evaluate("[...document.querySelectorAll('#files td')].some("
+                           "(td) => td.textContent === " +
+                           js_quoted("<b>odd<b> & \\'name\\'.h5") + ")") == true);
+    CHECK(browser.evaluate("document.querySelectorAll('#files b, #runs b').length") == 0);
+    const std::string live_row =
+        "document.querySelector('#runs tr[data-path=\"" + live_relative + "\"]')";
+    CHECK(browser.evaluate(live_row + ".innerText").get<std::string>().find("running") !=
+          std::string::npos);
+
+    // new rows while the page is open: the chart and the table follow without a reload
+    append_steps(live, 0.2, 21, 30);
+    live.flush();
+    CHECK(browser.wait_for(loss_chart + ".dataset.rows === '30'"));
+    CHECK(browser.wait_for(live_row + ".innerText.includes('30')"));
+    write_finished_run(runs, 0.01);
+    CHECK(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 5"));
+
+    // filter, sort, log axis, a run's facts
+    browser.evaluate(
+        "(() => { const f = document.getElementById('filter'); f.value = 'lr<0.06';"
+        " f.dispatchEvent(new Event('input')); })()");
+    CHECK(browser.evaluate("document.querySelectorAll('#runs tr[data-path]').length") == 3);
+    browser.evaluate(
+        "(() => { const f = document.getElementById('filter'); f.value = '';"
+        " f.dispatchEvent(new Event('input')); })()");
+    browser.evaluate(
+        "[...document.querySelectorAll('#runs th')].find((th) => th.textContent === "
+        "'lr').click()");
+    CHECK(browser.evaluate("document.querySelector('#runs tr[data-path] td:nth-child(6)')"
+                           ".textContent") == "0.01");
+    // two runs ticked and compared: only what differs among them, and only they are charted
+    browser.evaluate(
+        "[...document.querySelectorAll('#runs tr[data-path] input')].slice(0, 2)"
+        ".forEach((box) => box.click())");
+    browser.evaluate("document.getElementById('compare').click()");
+    CHECK(browser.evaluate("document.querySelector('#comparison h3').textContent") ==
+          "Picked runs: they differ in lr");
+    CHECK(browser.evaluate("document.querySelectorAll('#comparison tr').length") == 3);
+    CHECK(browser.wait_for("engineLive.charts.get('loss').graph.getLabels().length === 5"));
+    browser.evaluate("document.getElementById('clear').click()");
+    browser.evaluate("document.getElementById('compare').click()");  // the comparison closed
+    CHECK(browser.wait_for("engineLive.charts.get('loss').graph.getLabels().length === 11"));
+    browser.evaluate("document.getElementById('log-y').click()");
+    CHECK(browser.evaluate("engineLive.charts.get('loss').graph.getOption('logscale')") == true);
+    // smoothing (an exponential moving average) changes the live run's last drawn loss; a
+    // point picked (as the pointer does) shows its values in the legend
+    const std::string graph = "engineLive.charts.get('loss').graph";
+    const std::string live_train =
+        graph + ".getLabels().indexOf('live train (" + live_relative + ")')";
+    const std::string last_loss =
+        graph + ".getValue(" + graph + ".numRows() - 1, " + live_train + ")";
+    const double raw = browser.evaluate(last_loss).get<double>();
+    browser.evaluate(
+        "(() => { const s = document.getElementById('smoothing'); s.value = '0.9';"
+        " s.dispatchEvent(new Event('input')); })()");
+    CHECK(browser.evaluate(last_loss).get<double>() != doctest::Approx(raw));
+    browser.evaluate(graph + ".setSelection(" + graph + ".numRows() - 1)");
+    const auto legend =
+        browser.evaluate(loss_chart + ".querySelector('.legend').textContent").get<std::string>();
+    CHECK(legend.rfind("30:", 0) == 0);  // the step, then each series' value there
+    CHECK(legend.find("live train (" + live_relative + ")") != std::string::npos);
+    browser.evaluate(
+        "(() => { const s = document.getElementById('smoothing'); s.value = '0';"
+        " s.dispatchEvent(new Event('input')); })()");
+    browser.evaluate(live_row + ".click()");
+    CHECK(browser.wait_for("document.querySelector('#run-facts table') !== null"));
+    CHECK(browser.evaluate("document.querySelector('#run-name').textContent")
+              .get<std::string>()
+              .find(live_relative) != std::string::npos);
+    browser.evaluate("document.getElementById('log-y').click()");
+
+    const char* asked = std::getenv("ENGINE_LIVE_SCREENSHOT");
+    const std::string shot = asked ? asked : dir + "/live_page.png";
+    browser.screenshot(shot);
+    CHECK(fs::file_size(shot) > 20000);
+  }
+  live.finish(core::FileStatus::kCompleted);
+}
+
+TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks' pivots") {
+  const char* source = std::getenv("ENGINE_SOURCE_DIR");
+  REQUIRE(source != nullptr);
+  const auto dir = test::scratch_dir("live-page-tables");
+  const auto runs = dir + "/runs";
+  fs::create_directories(runs + "/bench");
+  fs::copy_file(std::string(source) + "/tests/fuzz/base/search.h5", runs + "/search.h5");
+  fs::copy_file(std::string(source) + "/tests/fuzz/base/bench.h5", runs + "/bench/sweep.h5");
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  REQUIRE(browser.wait_for("document.querySelectorAll('#searches table tr').length === 5"));
+  // the trials best first, and the metric against each numeric searched hyperparameter
+  CHECK(browser.evaluate("document.querySelector('#searches table tr:nth-child(2)').innerText")
+            .get<std::string>()
+            .find("0.6255") != std::string::npos);
+  CHECK(browser.evaluate("[...document.querySelectorAll('#searches .chart')].map((c) => "
+                         "c.dataset.title).join('|')") ==
+        "validation.loss against net.depth|validation.loss against x");
+  // throughput against batch size: a line per model and phase, two batch sizes each
+  REQUIRE(browser.wait_for("document.querySelector('#benchmarks .chart canvas') !== null"));
+  CHECK(browser.evaluate("document.querySelector('#benchmarks .chart').dataset.rows") == "2");
+  CHECK(browser.evaluate("document.querySelector('#benchmarks .chart').dataset.title")
+            .get<std::string>()
+            .rfind("throughput against batch_size", 0) == 0);
+  CHECK(browser.evaluate("document.querySelector('#runs').innerText")
+            .get<std::string>()
+            .find("no training runs") != std::string::npos);
+}
