@@ -396,28 +396,57 @@ void check_declared_bytes(hid_t dataset, double declared_bytes, const std::strin
   }
 }
 
-std::vector<double> read_doubles(hid_t parent, const std::string& name) {
+namespace {
+
+// The rows per chunk of a chunked dataset; 0 when it is not chunked.
+size_t chunk_rows(hid_t dataset) {
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose, "read a dataset's creation properties");
+  if (H5Pget_layout(plist.get()) != H5D_CHUNKED) return 0;
+  hsize_t chunk[1] = {0};
+  return H5Pget_chunk(plist.get(), 1, chunk) == 1 ? chunk[0] : 0;
+}
+
+// Rows [start, start + count) of a series into `into`; false when HDF5 cannot read them.
+bool read_rows(hid_t dataset, hid_t type, size_t start, size_t count, void* into) {
+  Handle file_space(H5Dget_space(dataset), H5Sclose, "read a dataspace");
+  const hsize_t offset[1] = {start}, size[1] = {count};
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offset, nullptr, size, nullptr) < 0) {
+    return false;
+  }
+  Handle memory_space(H5Screate_simple(1, size, nullptr), H5Sclose, "make a dataspace");
+  return H5Dread(dataset, type, memory_space.get(), file_space.get(), H5P_DEFAULT, into) >= 0;
+}
+
+// A series whole. When that fails, block by block of its chunk size: a process killed while
+// a flush extended the series into a new chunk can leave that last chunk unreadable (its
+// index written, not the chunk), and the rows before it are those of the flushes before, so
+// they are what the series holds. A block before the last that fails is damage: an IoError.
+template <typename Value>
+std::vector<Value> read_series(hid_t parent, const std::string& name, hid_t type) {
   Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
   const size_t length = series_length(ds.get());
-  check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(double), name);
-  std::vector<double> out(length);
-  if (!out.empty()) {
-    check_status(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
-                 "read dataset " + name);
+  check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(Value), name);
+  std::vector<Value> out(length);
+  if (out.empty() || read_rows(ds.get(), type, 0, length, out.data())) return out;
+  const size_t block = chunk_rows(ds.get());
+  const size_t last_start = block == 0 ? 0 : (length - 1) / block * block;
+  bool before_last_read = block > 0;
+  for (size_t start = 0; before_last_read && start < last_start; start += block) {
+    before_last_read = read_rows(ds.get(), type, start, block, out.data() + start);
   }
+  if (!before_last_read) throw core::IoError("HDF5: cannot read dataset " + name);
+  out.resize(last_start);
   return out;
 }
 
+}  // namespace
+
+std::vector<double> read_doubles(hid_t parent, const std::string& name) {
+  return read_series<double>(parent, name, H5T_NATIVE_DOUBLE);
+}
+
 std::vector<int64_t> read_ints(hid_t parent, const std::string& name) {
-  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
-  const size_t length = series_length(ds.get());
-  check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(int64_t), name);
-  std::vector<int64_t> out(length);
-  if (!out.empty()) {
-    check_status(H5Dread(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
-                 "read dataset " + name);
-  }
-  return out;
+  return read_series<int64_t>(parent, name, H5T_NATIVE_INT64);
 }
 
 namespace {

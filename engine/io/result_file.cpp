@@ -59,6 +59,11 @@ MetricSplit read_metric_split(hid_t group) {
   size_t rows = split.step.size();
   rows = std::min({rows, split.epoch.size(), split.time.size()});
   for (const auto& [name, values] : split.series) rows = std::min(rows, values.size());
+  // steps only grow; a kill inside a flush can leave a new chunk sized but never written, whose
+  // rows read as HDF5's fill value, step 0 after larger ones: they were never logged
+  for (size_t i = 1; i < rows; ++i) {
+    if (split.step[i] < split.step[i - 1]) rows = i;
+  }
   split.step.resize(rows);
   split.epoch.resize(rows);
   split.time.resize(rows);

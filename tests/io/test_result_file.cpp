@@ -2,6 +2,9 @@
 // file still being written (read without HDF5's lock) and one left "running" by a dead writer.
 #include <doctest/doctest.h>
 
+#include <zlib.h>
+
+#include <cstdlib>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
@@ -111,4 +114,60 @@ TEST_CASE("a file of a newer format, or with a format_version that is no version
   CHECK_THROWS_WITH_AS(io::read_run_file(path),
                        (path + ": its format_version is not a number: the file is damaged").c_str(),
                        core::DataError);
+}
+
+TEST_CASE("a run killed while a flush extended its series into a new chunk reads up to it") {
+  // tests/fixtures/killed_mid_flush.h5.gz: the run file cli.crash_kill left on 2026-11-27 when
+  // a SIGKILL landed inside a flush; the last chunk of /metrics/train/epoch and step (rows
+  // 3328-3339) is indexed but unreadable, and h5dump fails on it. The rows before it are
+  // those of the flushes before the kill.
+  const char* source = std::getenv("ENGINE_SOURCE_DIR");
+  REQUIRE(source != nullptr);
+  const auto dir = test::scratch_dir("killed_mid_flush");
+  const auto path = dir + "/killed.h5";
+  {
+    gzFile in =
+        gzopen((std::string(source) + "/tests/fixtures/killed_mid_flush.h5.gz").c_str(), "rb");
+    REQUIRE(in != nullptr);
+    std::ofstream out(path, std::ios::binary);
+    char buffer[65536];
+    for (int got; (got = gzread(in, buffer, sizeof buffer)) > 0;) out.write(buffer, got);
+    gzclose(in);
+  }
+  const auto run = io::read_run_file(path);
+  CHECK(run.status() == "crashed or killed");
+  const auto& train = run.metrics.at("train");
+  CHECK(train.rows() == 3328);
+  CHECK(train.series.at("loss").size() == 3328);
+  CHECK(train.step.back() > train.step.front());
+  CHECK(run.metrics.at("validation").rows() == 332);
+}
+
+TEST_CASE("rows a killed flush sized but never wrote (HDF5's fill value) are not read as logged") {
+  const auto dir = test::scratch_dir("fill_rows");
+  const auto path = io::RunWriter::new_run_path(dir, "demo");
+  {
+    io::RunInfo info;
+    info.name = "demo";
+    io::RunWriter w(path, info);
+    for (int step = 1; step <= 3; ++step)
+      w.append_metrics("train", step * 10, step, step, {{"loss", 1.0}});
+    w.finish(core::FileStatus::kCompleted);
+  }
+  {  // what the kill left: every series of the split extended by 5 rows, none written
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    for (const char* name : {"step", "epoch", "time", "loss"}) {
+      const hid_t dataset =
+          H5Dopen2(file, (std::string("/metrics/train/") + name).c_str(), H5P_DEFAULT);
+      const hsize_t rows[1] = {8};
+      CHECK(H5Dset_extent(dataset, rows) >= 0);
+      H5Dclose(dataset);
+    }
+    H5Fclose(file);
+  }
+  const auto run = io::read_run_file(path);
+  const auto& train = run.metrics.at("train");
+  CHECK(train.rows() == 3);
+  CHECK(train.step == std::vector<int64_t>{10, 20, 30});
 }
