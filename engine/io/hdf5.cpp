@@ -1,10 +1,13 @@
 #include "engine/io/hdf5.hpp"
 
+#include "engine/io/cut_short.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -152,6 +155,7 @@ Handle open_staged_copy(const std::string& path) {
     discard_staged_copy(path);
     throw IoError("cannot copy " + path + " to change it: " + error.message());
   }
+  lengthen_to_recorded_end(staged_name(path));  // a file killed while extended (cut_short.hpp)
   return Handle(H5Fopen(staged_name(path).c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose,
                 "open file " + path);
 }
@@ -211,7 +215,26 @@ Handle open_file_while_written(const std::string& path) {
   if (unlocked >= 0) return Handle(unlocked, H5Fclose, "open file " + path);
   // this process itself has the file open (with the lock): HDF5 shares that file only with an
   // open that asks for the same locking
-  return Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open file " + path);
+  const hid_t shared = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (shared >= 0 || !cut_short(path)) return Handle(shared, H5Fclose, "open file " + path);
+  // killed while extending it (cut_short.hpp): a copy of our own, made whole, is read instead;
+  // removed at once (the open handle keeps it until closed), the file itself left as it is
+  static std::atomic<int> copies{0};
+  const auto copy =
+      std::filesystem::temp_directory_path() /
+      ("engine-read-" + std::to_string(::getpid()) + "-" + std::to_string(copies++) + ".h5");
+  std::error_code error;
+  std::filesystem::copy_file(path, copy, error);
+  if (error) throw IoError("cannot copy " + path + " to read it: " + error.message());
+  try {
+    lengthen_to_recorded_end(copy.string());
+  } catch (const IoError&) {
+    std::filesystem::remove(copy, error);
+    throw;
+  }
+  const hid_t whole = H5Fopen(copy.c_str(), H5F_ACC_RDONLY, access.get());
+  std::filesystem::remove(copy, error);
+  return Handle(whole, H5Fclose, "open file " + path);
 }
 
 bool held_by_a_writer(const std::string& path) {

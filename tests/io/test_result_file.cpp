@@ -5,15 +5,31 @@
 #include <zlib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/statuses.hpp"
+#include "engine/io/cut_short.hpp"
 #include "engine/io/result_file.hpp"
 #include "engine/io/run_writer.hpp"
 #include "tests/test_support.hpp"
 
 using namespace engine;
+
+namespace {
+
+// A gzip'd fixture of tests/fixtures/ unpacked to `path`.
+void gunzip_fixture(const std::string& fixture, const std::string& path) {
+  gzFile in = gzopen(fixture.c_str(), "rb");
+  REQUIRE(in != nullptr);
+  std::ofstream out(path, std::ios::binary);
+  char buffer[65536];
+  for (int got; (got = gzread(in, buffer, sizeof buffer)) > 0;) out.write(buffer, got);
+  gzclose(in);
+}
+
+}  // namespace
 
 TEST_CASE("a run file reads back whole, and tells a live writer from a dead one") {
   const auto dir = test::scratch_dir("result_file");
@@ -125,15 +141,7 @@ TEST_CASE("a run killed while a flush extended its series into a new chunk reads
   REQUIRE(source != nullptr);
   const auto dir = test::scratch_dir("killed_mid_flush");
   const auto path = dir + "/killed.h5";
-  {
-    gzFile in =
-        gzopen((std::string(source) + "/tests/fixtures/killed_mid_flush.h5.gz").c_str(), "rb");
-    REQUIRE(in != nullptr);
-    std::ofstream out(path, std::ios::binary);
-    char buffer[65536];
-    for (int got; (got = gzread(in, buffer, sizeof buffer)) > 0;) out.write(buffer, got);
-    gzclose(in);
-  }
+  gunzip_fixture(std::string(source) + "/tests/fixtures/killed_mid_flush.h5.gz", path);
   const auto run = io::read_run_file(path);
   CHECK(run.status() == "crashed or killed");
   const auto& train = run.metrics.at("train");
@@ -170,4 +178,47 @@ TEST_CASE("rows a killed flush sized but never wrote (HDF5's fill value) are not
   const auto& train = run.metrics.at("train");
   CHECK(train.rows() == 3);
   CHECK(train.step == std::vector<int64_t>{10, 20, 30});
+}
+
+TEST_CASE(
+    "a run file killed while HDF5 extended it opens and resumes; reading leaves it as it is") {
+  // tests/fixtures/killed_extending.h5.gz: the run file cli.resume_identity left on 2026-11-27
+  // when its SIGKILL landed as a flush extended the file: 120,272 bytes where its superblock
+  // says 120,408, which HDF5 1.10 refuses to open ("truncated file")
+  const char* source = std::getenv("ENGINE_SOURCE_DIR");
+  REQUIRE(source != nullptr);
+  const auto dir = test::scratch_dir("killed_extending");
+  const auto path = dir + "/killed.h5";
+  gunzip_fixture(std::string(source) + "/tests/fixtures/killed_extending.h5.gz", path);
+  const auto before = test::read_text(path);
+  REQUIRE(io::h5::cut_short(path));
+  CHECK(io::h5::recorded_end_of_file(path) == 120408);
+
+  const auto run = io::read_run_file(path);
+  CHECK(run.status() == "crashed or killed");
+  CHECK(run.metrics.at("train").step == std::vector<int64_t>{3, 6, 7});
+  CHECK(run.metrics.at("validation").step == std::vector<int64_t>{5});
+  CHECK(test::read_text(path) == before);  // read through a copy of its own
+
+  // a recorded end far past the file is damage, not a flush cut short: refused as before
+  const auto damaged = dir + "/damaged.h5";
+  std::filesystem::copy_file(path, damaged);
+  {
+    std::fstream bytes(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    bytes.seekp(47);  // the high byte of the end of file (superblock version 0, 8-byte offsets)
+    bytes.put(static_cast<char>(0x10));
+  }
+  CHECK_FALSE(io::h5::cut_short(damaged));
+  CHECK_THROWS_AS(io::read_run_file(damaged), core::IoError);
+
+  // resumed from a checkpoint at step 6: the staged copy is made whole, then cut to its rows
+  {
+    io::RunWriter resumed(path, {{"train", 2}, {"validation", 1}}, "engine train --resume");
+    resumed.append_metrics("train", 9, 1.0, 1.0, {{"loss", 0.5}});
+    resumed.finish(core::FileStatus::kCompleted);
+  }
+  CHECK_FALSE(io::h5::cut_short(path));
+  const auto whole = io::read_run_file(path);
+  CHECK(whole.status() == "completed");
+  CHECK(whole.metrics.at("train").step == std::vector<int64_t>{3, 6, 9});
 }
