@@ -149,6 +149,19 @@ TEST_CASE("a run killed while a flush extended its series into a new chunk reads
   CHECK(train.series.at("loss").size() == 3328);
   CHECK(train.step.back() > train.step.front());
   CHECK(run.metrics.at("validation").rows() == 332);
+
+  // resumed from a checkpoint before the kill: the unreadable chunk is cut away with the rows
+  // after the checkpoint, and the file reads whole again
+  {
+    io::RunWriter resumed(path, {{"train", 3000}, {"validation", 300}, {"data", 120}},
+                          "engine train --resume");
+    resumed.append_metrics("train", train.step[2999] + 1, 1.0, 1.0, {{"loss", 0.5}});
+    resumed.finish(core::FileStatus::kCompleted);
+  }
+  const auto whole = io::read_run_file(path);
+  CHECK(whole.metrics.at("train").rows() == 3001);
+  CHECK(whole.metrics.at("train").step[3000] == train.step[2999] + 1);
+  CHECK(whole.metrics.at("validation").rows() == 300);
 }
 
 TEST_CASE("rows a killed flush sized but never wrote (HDF5's fill value) are not read as logged") {
