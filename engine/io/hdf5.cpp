@@ -234,7 +234,17 @@ Handle open_file_while_written(const std::string& path) {
   }
   const hid_t whole = H5Fopen(copy.c_str(), H5F_ACC_RDONLY, access.get());
   std::filesystem::remove(copy, error);
-  return Handle(whole, H5Fclose, "open file " + path);
+  Handle file(whole, H5Fclose, "open file " + path);
+  // only a file written by flushes (a run, a sweep, a search) is cut short by a kill; any other
+  // that lacks bytes (a checkpoint is written whole, then renamed) was copied in part
+  if (!exists(file.get(), "metrics") && !exists(file.get(), "results") &&
+      !exists(file.get(), "trials")) {
+    throw IoError(path + " is cut short: it has " +
+                  std::to_string(std::filesystem::file_size(path, error)) + " of the " +
+                  std::to_string(recorded_end_of_file(path)) +
+                  " bytes its HDF5 superblock records (a copy or download that stopped early?)");
+  }
+  return file;
 }
 
 bool held_by_a_writer(const std::string& path) {

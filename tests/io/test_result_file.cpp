@@ -224,6 +224,19 @@ TEST_CASE(
   CHECK_FALSE(io::h5::cut_short(damaged));
   CHECK_THROWS_AS(io::read_run_file(damaged), core::IoError);
 
+  // a file not written by flushes (here a bare dataset, as a checkpoint is) that lacks bytes
+  // was copied in part: named so, not read padded
+  const auto partial = dir + "/partial.h5";
+  {
+    const hid_t file = H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    io::h5::write_doubles(file, "weights", std::vector<double>(20000, 0.5));
+    H5Fclose(file);
+  }
+  std::filesystem::resize_file(partial, 3000);
+  REQUIRE(io::h5::cut_short(partial));
+  CHECK_THROWS_WITH_AS(io::result_kind(partial), doctest::Contains("partial.h5 is cut short"),
+                       core::IoError);
+
   // resumed from a checkpoint at step 6: the staged copy is made whole, then cut to its rows
   {
     io::RunWriter resumed(path, {{"train", 2}, {"validation", 1}}, "engine train --resume");
