@@ -1,6 +1,12 @@
 #include "engine/io/cut_short.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -9,9 +15,8 @@
 namespace engine::io::h5 {
 namespace {
 
-// At most what one interrupted flush can have been adding; a file that lacks more was damaged
-// otherwise (a changed byte in its recorded end), and is left to fail as it does.
-constexpr uint64_t kMostMissingBytes = uint64_t{64} << 20;
+constexpr uint64_t kMostMissingBytes = uint64_t{64} << 10;
+constexpr const char* kWrittenMark = "-written-";
 
 constexpr std::array<unsigned char, 8> kSignature{0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
@@ -50,7 +55,26 @@ bool cut_short(const std::string& path) {
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
   const uint64_t recorded = recorded_end_of_file(path);
-  return !error && recorded > size && recorded - size <= kMostMissingBytes;
+  return !error && recorded > size && recorded - size <= std::min(kMostMissingBytes, size / 8);
+}
+
+std::string cut_short_message(const std::string& path) {
+  std::error_code error;
+  return path + " is cut short: it has " + std::to_string(std::filesystem::file_size(path, error)) +
+         " of the " + std::to_string(recorded_end_of_file(path)) +
+         " bytes its HDF5 superblock records (a copy or download that stopped early?)";
+}
+
+std::string whole_copy_name(const std::string& folder, uint64_t written) {
+  static std::atomic<int> copies{0};
+  return folder + "/engine-read-" + std::to_string(::getpid()) + "-" + std::to_string(copies++) +
+         kWrittenMark + std::to_string(written) + ".h5";
+}
+
+uint64_t written_bytes_of(const std::string& file_name) {
+  const size_t mark = file_name.rfind(kWrittenMark);
+  if (mark == std::string::npos || file_name.rfind("engine-read-") == std::string::npos) return 0;
+  return std::strtoull(file_name.c_str() + mark + std::strlen(kWrittenMark), nullptr, 10);
 }
 
 void lengthen_to_recorded_end(const std::string& file) {

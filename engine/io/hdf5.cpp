@@ -216,18 +216,23 @@ Handle open_file_while_written(const std::string& path) {
   // this process itself has the file open (with the lock): HDF5 shares that file only with an
   // open that asks for the same locking
   const hid_t shared = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (shared >= 0 || !cut_short(path)) return Handle(shared, H5Fclose, "open file " + path);
+  if (shared >= 0) return Handle(shared, H5Fclose, "open file " + path);
+  if (!cut_short(path)) {
+    std::error_code error;
+    if (recorded_end_of_file(path) > std::filesystem::file_size(path, error) && !error) {
+      throw IoError(cut_short_message(path));
+    }
+    return Handle(shared, H5Fclose, "open file " + path);  // HDF5's reason
+  }
   // killed while extending it (cut_short.hpp): a copy of our own, made whole, is read instead;
   // removed at once (the open handle keeps it until closed), the file itself left as it is
-  static std::atomic<int> copies{0};
-  const auto copy =
-      std::filesystem::temp_directory_path() /
-      ("engine-read-" + std::to_string(::getpid()) + "-" + std::to_string(copies++) + ".h5");
   std::error_code error;
+  const std::string copy = whole_copy_name(std::filesystem::temp_directory_path().string(),
+                                           std::filesystem::file_size(path, error));
   std::filesystem::copy_file(path, copy, error);
   if (error) throw IoError("cannot copy " + path + " to read it: " + error.message());
   try {
-    lengthen_to_recorded_end(copy.string());
+    lengthen_to_recorded_end(copy);
   } catch (const IoError&) {
     std::filesystem::remove(copy, error);
     throw;
@@ -239,10 +244,7 @@ Handle open_file_while_written(const std::string& path) {
   // that lacks bytes (a checkpoint is written whole, then renamed) was copied in part
   if (!exists(file.get(), "metrics") && !exists(file.get(), "results") &&
       !exists(file.get(), "trials")) {
-    throw IoError(path + " is cut short: it has " +
-                  std::to_string(std::filesystem::file_size(path, error)) + " of the " +
-                  std::to_string(recorded_end_of_file(path)) +
-                  " bytes its HDF5 superblock records (a copy or download that stopped early?)");
+    throw IoError(cut_short_message(path));
   }
   return file;
 }
@@ -454,10 +456,32 @@ bool read_rows(hid_t dataset, hid_t type, size_t start, size_t count, void* into
 // a flush extended the series into a new chunk can leave that last chunk unreadable (its
 // index written, not the chunk), and the rows before it are those of the flushes before, so
 // they are what the series holds. A block before the last that fails is damage: an IoError.
+// In the whole copy of a cut-short file (cut_short.hpp), the rows before the first chunk that
+// lies past the bytes written: the zeros added are never read as values.
+size_t rows_written(hid_t dataset, size_t length) {
+  char name[4096] = {};
+  if (H5Fget_name(dataset, name, sizeof name) <= 0) return length;
+  const uint64_t written = written_bytes_of(name);
+  if (written == 0 || chunk_rows(dataset) == 0) return length;
+  Handle space(H5Dget_space(dataset), H5Sclose, "read a dataspace");
+  hsize_t chunks = 0;
+  if (H5Dget_num_chunks(dataset, space.get(), &chunks) < 0) return 0;
+  for (hsize_t i = 0; i < chunks; ++i) {
+    hsize_t offset[1] = {0}, size = 0;
+    haddr_t address = 0;
+    unsigned filters = 0;
+    if (H5Dget_chunk_info(dataset, space.get(), i, offset, &filters, &address, &size) < 0 ||
+        address + size > written) {
+      length = std::min<size_t>(length, offset[0]);
+    }
+  }
+  return length;
+}
+
 template <typename Value>
 std::vector<Value> read_series(hid_t parent, const std::string& name, hid_t type) {
   Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "open dataset " + name);
-  const size_t length = series_length(ds.get());
+  const size_t length = rows_written(ds.get(), series_length(ds.get()));
   check_declared_bytes(ds.get(), static_cast<double>(length) * sizeof(Value), name);
   std::vector<Value> out(length);
   if (out.empty() || read_rows(ds.get(), type, 0, length, out.data())) return out;
