@@ -164,10 +164,27 @@ TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks'
   const char* source = std::getenv("ENGINE_SOURCE_DIR");
   REQUIRE(source != nullptr);
   const auto dir = test::scratch_dir("live-page-tables");
-  const auto runs = dir + "/runs";
+  const auto runs = dir + "/search";
   fs::create_directories(runs + "/bench");
   fs::copy_file(std::string(source) + "/tests/fuzz/base/search.h5", runs + "/search.h5");
   fs::copy_file(std::string(source) + "/tests/fuzz/base/bench.h5", runs + "/bench/sweep.h5");
+  // trial 1's run file where the search file names it ("search/search/objective/...", from
+  // the folder the search ran in): here, inside the served folder
+  const std::string trial = "search/objective/20261124-152634/1/objective/20261124-152635.h5";
+  fs::create_directories(fs::path(runs + "/" + trial).parent_path());
+  {
+    io::RunInfo info;
+    info.name = "objective";
+    io::RunWriter w(runs + "/" + trial, info);
+    append_steps(w, 0.1, 1, 20);
+    w.finish(core::FileStatus::kCompleted);
+  }
+  const auto before = fs::current_path();
+  fs::current_path(dir);
+  struct BackTo {
+    fs::path folder;
+    ~BackTo() { fs::current_path(folder); }
+  } back_to{before};
   test::Serving serving(runs);
   test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
   browser.open(serving.server.url());
@@ -188,4 +205,10 @@ TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks'
   CHECK(browser.evaluate("document.querySelector('#runs').innerText")
             .get<std::string>()
             .find("no training runs") != std::string::npos);
+  // a trial's row opens its run: facts and curves
+  browser.evaluate("document.querySelector('#searches table tr[data-path]').click()");
+  CHECK(browser.wait_for("document.querySelector('#run-name').textContent.includes('" + trial +
+                         "')"));
+  CHECK(
+      browser.wait_for("document.querySelector('#charts .chart[data-metric=\"loss\"]') !== null"));
 }
