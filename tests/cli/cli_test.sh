@@ -1259,8 +1259,10 @@ LUA
       rows=$(h5dump -H -d /metrics/train/step "$run" 2>/dev/null | grep -o 'DATASPACE  SIMPLE { ( [0-9]*' | grep -o '[0-9]*$')
       echo "run killed at $ms ms: ${rows:-0} training rows"
       if h5dump -a /checkpoints/latest "$run" >/dev/null 2>&1; then
-        # five steps past its latest checkpoint (a length it has reached: nothing to do)
-        at=$(h5dump -a /checkpoints/latest "$run" | grep -o 'ckpt-[0-9]*' | grep -o '[0-9]*$')
+        # five steps past its newest checkpoint (a length it has reached: nothing to do): the
+        # newest file in its folder, which --resume takes, also one the kill kept from being
+        # recorded in the run file
+        at=$(ls "${run%.h5}"/ckpt-*.h5 | grep -o 'ckpt-[0-9]*' | grep -o '[0-9]*$' | sort -n | tail -1)
         expect 0 "resuming 'crash' from" "finished" -- "$ENGINE" train "$FIX/crash_train.lua" \
           --resume "$run" --steps $((at + 5)) --threads 1
         check_lengths "$run"
