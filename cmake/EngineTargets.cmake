@@ -23,3 +23,17 @@ function(engine_test name)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "ENGINE_TEST_TMP=${CMAKE_BINARY_DIR}/test-tmp")
 endfunction()
+
+# engine_embed_files(OUTPUT file.cpp NAMESPACE ns FUNCTION name SOURCES files...): generates
+# OUTPUT with the files as raw strings and `const char* ns::name(const std::string& file_name)`
+# (cmake/embed_files.cmake), again whenever one of them changes.
+function(engine_embed_files)
+  cmake_parse_arguments(ARG "" "OUTPUT;NAMESPACE;FUNCTION" "SOURCES" ${ARGN})
+  add_custom_command(
+    OUTPUT ${ARG_OUTPUT}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${ARG_OUTPUT} "-DSOURCES=${ARG_SOURCES}"
+            -DNAMESPACE=${ARG_NAMESPACE} -DFUNCTION=${ARG_FUNCTION}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+    DEPENDS ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+    COMMENT "Embedding ${ARG_FUNCTION}'s files" VERBATIM)
+endfunction()

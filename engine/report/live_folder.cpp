@@ -183,7 +183,7 @@ FolderLook LiveFolder::look() {
     if (cached.run) look.runs.push_back(*cached.run);
     if (cached.benchmark) look.benchmarks.push_back(*cached.benchmark);
     if (cached.search) look.searches.push_back(*cached.search);
-    kept[path] = cached;
+    kept.insert(cache_.extract(path));
   }
   cache_ = std::move(kept);  // files gone since the last look are forgotten
   for (const auto& search : look.searches) {

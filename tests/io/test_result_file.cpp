@@ -20,14 +20,18 @@ using namespace engine;
 
 namespace {
 
-// A gzip'd fixture of tests/fixtures/ unpacked to `path`.
-void gunzip_fixture(const std::string& fixture, const std::string& path) {
-  gzFile in = gzopen(fixture.c_str(), "rb");
+// tests/fixtures/NAME.gz unpacked into a fresh scratch folder; its path there.
+std::string unpacked_fixture(const std::string& name) {
+  const char* source = std::getenv("ENGINE_SOURCE_DIR");
+  REQUIRE(source != nullptr);
+  const auto path = test::scratch_dir(name) + "/" + name;
+  gzFile in = gzopen((std::string(source) + "/tests/fixtures/" + name + ".gz").c_str(), "rb");
   REQUIRE(in != nullptr);
   std::ofstream out(path, std::ios::binary);
   char buffer[65536];
   for (int got; (got = gzread(in, buffer, sizeof buffer)) > 0;) out.write(buffer, got);
   gzclose(in);
+  return path;
 }
 
 }  // namespace
@@ -138,11 +142,8 @@ TEST_CASE("a run killed while a flush extended its series into a new chunk reads
   // a SIGKILL landed inside a flush; the last chunk of /metrics/train/epoch and step (rows
   // 3328-3339) is indexed but unreadable, and h5dump fails on it. The rows before it are
   // those of the flushes before the kill.
-  const char* source = std::getenv("ENGINE_SOURCE_DIR");
-  REQUIRE(source != nullptr);
-  const auto dir = test::scratch_dir("killed_mid_flush");
-  const auto path = dir + "/killed.h5";
-  gunzip_fixture(std::string(source) + "/tests/fixtures/killed_mid_flush.h5.gz", path);
+  const auto path = unpacked_fixture("killed_mid_flush.h5");
+  const auto dir = std::filesystem::path(path).parent_path().string();
   const auto run = io::read_run_file(path);
   CHECK(run.status() == "crashed or killed");
   const auto& train = run.metrics.at("train");
@@ -211,11 +212,8 @@ TEST_CASE(
   // tests/fixtures/killed_extending.h5.gz: the run file cli.resume_identity left on 2026-11-27
   // when its SIGKILL landed as a flush extended the file: 120,272 bytes where its superblock
   // says 120,408, which HDF5 1.10 refuses to open ("truncated file")
-  const char* source = std::getenv("ENGINE_SOURCE_DIR");
-  REQUIRE(source != nullptr);
-  const auto dir = test::scratch_dir("killed_extending");
-  const auto path = dir + "/killed.h5";
-  gunzip_fixture(std::string(source) + "/tests/fixtures/killed_extending.h5.gz", path);
+  const auto path = unpacked_fixture("killed_extending.h5");
+  const auto dir = std::filesystem::path(path).parent_path().string();
   const auto before = test::read_text(path);
   REQUIRE(io::h5::cut_short(path));
   CHECK(io::h5::recorded_end_of_file(path) == 120408);

@@ -12,7 +12,7 @@ const state = {
   folderText: '', folder: null, runs: new Map(), runTexts: new Map(),
   picked: new Set(), focus: null, compare: false,
   sorts: { runs: { column: 'started', descending: true } },
-  charts: new Map(), colours: new Map(), tableCharts: [],
+  charts: new Map(), colours: new Map(), tableCharts: {}, drawn: {},
 };
 window.engineLive = state;  // for a look from the browser's console
 
@@ -247,7 +247,6 @@ function renderEvaluations() {
 function render() {
   if (!state.folder) return;
   document.getElementById('folder').textContent = state.folder.folder;
-  destroyTableCharts();
   renderRuns();
   renderEvaluations();
   renderSearches();
@@ -313,7 +312,7 @@ async function refresh() {
 }
 
 function setUp() {
-  document.getElementById('filter').addEventListener('input', render);
+  document.getElementById('filter').addEventListener('input', renderRuns);  // its table only
   document.getElementById('compare').addEventListener('click', () => {
     state.compare = !state.compare;
     render();

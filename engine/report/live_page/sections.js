@@ -3,13 +3,20 @@
 // threads, ranks, with the scaling efficiency).
 'use strict';
 
-function destroyTableCharts() {
-  for (const graph of state.tableCharts) graph.destroy();
-  state.tableCharts = [];
+// Whether `section` must be drawn again: its tables, their sort or the focused run changed.
+// A run that trains changes the folder every 2 s; the searches and benchmarks drawn stay as
+// they are (with the user's zoom) until their own data changes.
+function sectionChanged(section, tables) {
+  const key = JSON.stringify([tables, state.sorts, state.focus]);
+  if (state.drawn[section] === key) return false;
+  state.drawn[section] = key;
+  for (const graph of state.tableCharts[section] || []) graph.destroy();
+  state.tableCharts[section] = [];
+  return true;
 }
 
 // A chart card of `series` ({label, points, colour}) against x; dots only when `dots`.
-function tableChart(title, xName, yName, series, dots) {
+function tableChart(section, title, xName, yName, series, dots) {
   const plot = el('div', { class: 'plot' }), legend = el('div', { class: 'legend' });
   const node = el('div', { class: 'chart', data: { title } }, plot, legend);
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
@@ -25,7 +32,7 @@ function tableChart(title, xName, yName, series, dots) {
   };
   const rows = mergedRows(series);
   node.dataset.rows = rows.length;
-  if (rows.length) state.tableCharts.push(new Dygraph(plot, rows, options));
+  if (rows.length) state.tableCharts[section].push(new Dygraph(plot, rows, options));
   return node;
 }
 
@@ -38,6 +45,7 @@ function followTrial(path) {
 function renderSearches() {
   const boards = tableOf('leaderboard');
   document.getElementById('searches-section').hidden = boards.length === 0;
+  if (!sectionChanged('searches', boards)) return;
   const holder = document.getElementById('searches');
   const parts = [];
   boards.forEach((board, b) => {
@@ -58,7 +66,8 @@ function renderSearches() {
       if (!byRung.size) continue;
       const series = [...byRung.keys()].sort().map((label, i) =>
           ({ label, points: byRung.get(label), colour: kPalette[i % kPalette.length] }));
-      charts.push(tableChart(board.metric + ' against ' + hparam, hparam, board.metric, series, true));
+      charts.push(tableChart('searches', board.metric + ' against ' + hparam, hparam, board.metric,
+                             series, true));
     }
     if (charts.length) parts.push(el('div', { class: 'scatter' }, ...charts));
   });
@@ -76,12 +85,14 @@ function pivotChart(table) {
     colour: kPalette[r % kPalette.length],
     points: xs.map((x, i) => [x, row[keys + i]]).filter((p) => typeof p[1] === 'number'),
   }));
-  return tableChart(table.value + ' against ' + table.x, table.x, table.value, series, false);
+  return tableChart('benchmarks', table.value + ' against ' + table.x, table.x, table.value, series,
+                    false);
 }
 
 function renderBenchmarks() {
   const points = tableOf('points')[0];
   document.getElementById('benchmarks-section').hidden = !points;
+  if (!sectionChanged('benchmarks', [points, tableOf('pivot')])) return;
   const holder = document.getElementById('benchmarks');
   if (!points) return holder.replaceChildren();
   const parts = [];
