@@ -212,3 +212,32 @@ TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks'
   CHECK(
       browser.wait_for("document.querySelector('#charts .chart[data-metric=\"loss\"]') !== null"));
 }
+
+TEST_CASE("a zoomed benchmark chart stays as it is while a run trains beside it") {
+  const char* source = std::getenv("ENGINE_SOURCE_DIR");
+  REQUIRE(source != nullptr);
+  const auto dir = test::scratch_dir("live-page-zoom");
+  fs::create_directories(dir + "/runs/bench");
+  fs::copy_file(std::string(source) + "/tests/fuzz/base/bench.h5", dir + "/runs/bench/sweep.h5");
+  io::RunInfo info;
+  info.name = "live";
+  io::RunWriter live(dir + "/runs/live.h5", info);
+  append_steps(live, 0.1, 1, 5);
+  live.flush();
+  test::Serving serving(dir + "/runs");
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 900);
+  browser.open(serving.server.url());
+  REQUIRE(browser.wait_for("document.querySelector('#benchmarks .chart canvas') !== null"));
+  REQUIRE(browser.wait_for("document.querySelector('#runs tr[data-path]') !== null"));
+  browser.evaluate(
+      "window.zoomed = engineLive.tableCharts.benchmarks[0];"
+      " zoomed.updateOptions({dateWindow: [2.5, 3.5]})");
+  append_steps(live, 0.1, 6, 10);  // the folder changes: the page reads it again
+  live.flush();
+  REQUIRE(
+      browser.wait_for("document.querySelector('#runs tr[data-path]').innerText"
+                       ".includes('\\t10\\t')"));
+  CHECK(browser.evaluate("engineLive.tableCharts.benchmarks[0] === window.zoomed") == true);
+  CHECK(browser.evaluate("engineLive.tableCharts.benchmarks[0].xAxisRange()[0]") == 2.5);
+  live.finish(core::FileStatus::kCompleted);
+}

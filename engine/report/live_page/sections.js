@@ -6,8 +6,9 @@
 // Whether `section` must be drawn again: its tables, their sort or the focused run changed.
 // A run that trains changes the folder every 2 s; the searches and benchmarks drawn stay as
 // they are (with the user's zoom) until their own data changes.
-function sectionChanged(section, tables) {
-  const key = JSON.stringify([tables, state.sorts, state.focus]);
+function sectionChanged(section, tables, sortKeys) {
+  const sorts = sortKeys.map((k) => state.sorts[k] || { column: '', descending: false });
+  const key = JSON.stringify([tables, sorts, state.focus]);
   if (state.drawn[section] === key) return false;
   state.drawn[section] = key;
   for (const graph of state.tableCharts[section] || []) graph.destroy();
@@ -45,7 +46,7 @@ function followTrial(path) {
 function renderSearches() {
   const boards = tableOf('leaderboard');
   document.getElementById('searches-section').hidden = boards.length === 0;
-  if (!sectionChanged('searches', boards)) return;
+  if (!sectionChanged('searches', boards, boards.map((_, b) => 'leaderboard' + b))) return;
   const holder = document.getElementById('searches');
   const parts = [];
   boards.forEach((board, b) => {
@@ -92,7 +93,10 @@ function pivotChart(table) {
 function renderBenchmarks() {
   const points = tableOf('points')[0];
   document.getElementById('benchmarks-section').hidden = !points;
-  if (!sectionChanged('benchmarks', [points, tableOf('pivot')])) return;
+  const pivots = tableOf('pivot');
+  if (!sectionChanged('benchmarks', [points, pivots], ['points', ...pivots.map((_, i) => 'pivot' + i)])) {
+    return;
+  }
   const holder = document.getElementById('benchmarks');
   if (!points) return holder.replaceChildren();
   const parts = [];
