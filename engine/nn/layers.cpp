@@ -1,5 +1,8 @@
 #include "engine/nn/layers.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <atomic>
 #include <limits>
 
 #include "engine/core/errors.hpp"
@@ -16,7 +19,45 @@ torch::Tensor additive_mask(const torch::Tensor& mask, torch::ScalarType dtype) 
       .masked_fill_(mask, -std::numeric_limits<double>::infinity());
 }
 
+// PyTorch warns once per call site; a layer called every step warns once per process here.
+void warn_once(std::atomic<bool>& warned, const std::string& text) {
+  if (!warned.exchange(true)) spdlog::warn("{}", text);
+}
+
+std::atomic<bool> dropout2d_rank_warned{false};
+
 }  // namespace
+
+torch::Tensor Dropout1dImpl::forward(torch::Tensor input) {
+  const int64_t rank = input.dim();
+  if (rank != 2 && rank != 3) {
+    throw core::UsageError("Dropout1d expects a 2-D or 3-D input ([C, L] or [N, C, L]), got " +
+                           std::to_string(rank) + "-D");
+  }
+  const bool batched = rank == 3;
+  auto x = batched ? input : input.unsqueeze(0);
+  auto out = options.inplace() ? torch::feature_dropout_(x, options.p(), is_training())
+                               : torch::feature_dropout(x, options.p(), is_training());
+  return batched ? out : out.squeeze(0);
+}
+
+void Dropout1dImpl::pretty_print(std::ostream& stream) const {
+  stream << "Dropout1d(p=" << options.p() << ", inplace=" << std::boolalpha << options.inplace()
+         << ")";
+}
+
+torch::Tensor Dropout2dImpl::forward(torch::Tensor input) {
+  const int64_t rank = input.dim();
+  if (rank != 3 && rank != 4) {
+    warn_once(dropout2d_rank_warned,
+              "Dropout2d got a " + std::to_string(rank) +
+                  "-D input: as PyTorch 1.13, it drops what dimension 2 holds, for each sample "
+                  "(single elements of an [N, C] input); it is meant for [N, C, H, W] (use "
+                  "nn.Dropout for elements)");
+  }
+  return options.inplace() ? torch::feature_dropout_(input, options.p(), is_training())
+                           : torch::feature_dropout(input, options.p(), is_training());
+}
 
 torch::Tensor OneBasedEmbeddingImpl::forward(const torch::Tensor& indices) {
   return torch::nn::EmbeddingImpl::forward(

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/transformerlayer.h>
 
@@ -23,6 +24,23 @@ class OneBasedEmbeddingBagImpl : public torch::nn::EmbeddingBagImpl {
   using torch::nn::EmbeddingBagImpl::EmbeddingBagImpl;
   torch::Tensor forward(const torch::Tensor& indices, const torch::Tensor& offsets = {},
                         const torch::Tensor& per_sample_weights = {});
+};
+
+// Channel dropout as PyTorch 1.13 does it: Dropout2d drops the channels of dimension 2 of the
+// input as it comes (elements of an [N, C] input, with a warning, as PyTorch), where libtorch
+// 1.13 adds a batch dimension to any input that is not 4-D and so drops whole samples; Dropout1d
+// (which libtorch 1.13 lacks) takes [N, C, L] or an unbatched [C, L]; Dropout3d adds the batch
+// dimension to inputs that are not 5-D, as both do.
+class Dropout1dImpl : public torch::nn::Dropout2dImpl {
+ public:
+  using torch::nn::Dropout2dImpl::Dropout2dImpl;
+  torch::Tensor forward(torch::Tensor input);
+  void pretty_print(std::ostream& stream) const override;
+};
+class Dropout2dImpl : public torch::nn::Dropout2dImpl {
+ public:
+  using torch::nn::Dropout2dImpl::Dropout2dImpl;
+  torch::Tensor forward(torch::Tensor input);
 };
 
 class MultiheadAttentionImpl : public torch::nn::MultiheadAttentionImpl {

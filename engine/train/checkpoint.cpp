@@ -4,6 +4,7 @@
 #include <ATen/Context.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
+#include <torch/optim/lbfgs.h>
 #include <torch/serialize/archive.h>
 
 #include <filesystem>
@@ -122,7 +123,25 @@ void write_param_state(hid_t parent, const std::string& name,
   }
 }
 
+// libtorch's LBFGS keeps a scratch list `al` of history_size tensors; a step writes an entry
+// before it reads it, and entries past the history are undefined, which libtorch's archive cannot
+// hold ("Cannot access storage of UndefinedTensorImpl"): they become empty tensors, which no step
+// reads either.
+void define_lbfgs_scratch(torch::optim::Optimizer& optimizer) {
+  if (!dynamic_cast<torch::optim::LBFGS*>(&optimizer)) return;
+  for (auto& [key, state] : optimizer.state()) {
+    auto& lbfgs = static_cast<torch::optim::LBFGSParamState&>(*state);
+    if (!lbfgs.al()) continue;
+    std::vector<torch::Tensor> scratch = *lbfgs.al();
+    for (auto& t : scratch) {
+      if (!t.defined()) t = torch::empty({0});
+    }
+    lbfgs.al(scratch);
+  }
+}
+
 void write_optimizer(hid_t file, const TrainSpec& spec) {
+  define_lbfgs_scratch(*spec.optimizer);
   auto group = h5::create_group(file, "optimizer");
   h5::write_attribute(group.get(), "type", spec.optimizer_name);
   torch::serialize::OutputArchive archive;

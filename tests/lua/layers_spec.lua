@@ -55,6 +55,14 @@ local layers = {
   BCEWithLogitsLoss = function(c) return nn.BCEWithLogitsLoss({pos_weight = c.state.pos_weight}) end,
   CrossEntropyLoss = function() return nn.CrossEntropyLoss({label_smoothing = 0.1}) end,
   NLLLoss = function() return nn.NLLLoss() end,
+  Dropout = function() return nn.Dropout(0.4) end,
+  Dropout1d = function() return nn.Dropout1d(0.5) end,
+  Dropout1d_unbatched = function() return nn.Dropout1d(0.5) end,
+  Dropout2d_NC = function() return nn.Dropout2d(0.5) end,
+  Dropout2d_NCL = function() return nn.Dropout2d(0.5) end,
+  Dropout2d = function() return nn.Dropout2d(0.5) end,
+  Dropout3d = function() return nn.Dropout3d(0.5) end,
+  Dropout3d_unbatched = function() return nn.Dropout3d(0.5) end,
 }
 
 local function is_loss(name) return name:match('Loss$') ~= nil end
@@ -100,6 +108,7 @@ spec.describe('layers and losses against PyTorch', function()
       end
       local n = 0
       for i = 1, 4 do if inputs[i] then n = i end end
+      if c.seed then torch.manual_seed(c.seed:item()) end  -- random layers: PyTorch's draw
       local results = {(call or function(m, ...) return m(...) end)(layer, unpack(inputs, 1, n))}
       local outputs = flatten(results)
       local total

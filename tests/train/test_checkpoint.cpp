@@ -96,6 +96,33 @@ TEST_CASE("a run resumed from a mid-epoch checkpoint ends bit for bit like an un
   CHECK((joined.series() == whole_rows.series()));
 }
 
+TEST_CASE("an LBFGS run checkpoints and resumes bit for bit (its scratch list included)") {
+  const auto dir = test::scratch_dir("resume_lbfgs");
+  auto lbfgs = [&](const std::string& folder) {
+    auto spec = blob_spec(17);
+    spec.optimizer = std::make_shared<torch::optim::LBFGS>(
+        spec.model.module->parameters(), torch::optim::LBFGSOptions(0.5).max_iter(4));
+    spec.optimizer_name = "LBFGS";
+    spec.options.epochs = 2;  // 8 steps per epoch
+    spec.options.checkpoint.folder = folder;
+    spec.options.checkpoint.every_epoch = false;
+    spec.options.checkpoint.every_steps = 5;
+    spec.options.checkpoint.keep_last = 10;
+    return spec;
+  };
+  auto whole = lbfgs(dir + "/whole");
+  Recorder whole_rows;
+  train::Trainer(whole, {&whole_rows}).run();
+  const std::string checkpoint = dir + "/whole/ckpt-5.h5";
+  REQUIRE(fs::exists(checkpoint));
+
+  auto resumed = lbfgs(dir + "/resumed");
+  train::Trainer trainer(resumed, {});
+  trainer.resume_from(checkpoint);
+  trainer.run();
+  CHECK(torch::equal(all_weights(resumed), all_weights(whole)));
+}
+
 TEST_CASE("keep_last deletes older checkpoints; keep_best keeps the best one as well") {
   const auto dir = test::scratch_dir("keep");
   auto spec = blob_spec(8);

@@ -11,6 +11,7 @@
 
 #include "engine/lua/nn/nn_tables.hpp"
 #include "engine/nn/batchnorm.hpp"
+#include "engine/nn/layers.hpp"
 
 namespace engine::lua {
 namespace {
@@ -319,8 +320,14 @@ int dropout(lua_State* L, const char* name) {
 int l_dropout(lua_State* L) {
   return dropout<torch::nn::DropoutImpl, torch::nn::DropoutOptions>(L, "nn.Dropout");
 }
+int l_dropout1d(lua_State* L) {
+  return dropout<nn::Dropout1dImpl, torch::nn::Dropout2dOptions>(L, "nn.Dropout1d");
+}
 int l_dropout2d(lua_State* L) {
-  return dropout<torch::nn::Dropout2dImpl, torch::nn::Dropout2dOptions>(L, "nn.Dropout2d");
+  return dropout<nn::Dropout2dImpl, torch::nn::Dropout2dOptions>(L, "nn.Dropout2d");
+}
+int l_dropout3d(lua_State* L) {
+  return dropout<torch::nn::Dropout3dImpl, torch::nn::Dropout3dOptions>(L, "nn.Dropout3d");
 }
 
 // nn.Flatten(start_dim = 2, end_dim = -1): 1-based, so the default keeps the batch dimension.
@@ -425,7 +432,9 @@ const luaL_Reg kLayers[] = {{"Linear", l_linear},
                             {"Embedding", l_embedding},
                             {"LocalResponseNorm", l_local_response_norm},
                             {"Dropout", l_dropout},
+                            {"Dropout1d", l_dropout1d},
                             {"Dropout2d", l_dropout2d},
+                            {"Dropout3d", l_dropout3d},
                             {"Flatten", l_flatten},
                             {"ReLU", l_relu},
                             {"LeakyReLU", l_leaky_relu},
