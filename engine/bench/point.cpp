@@ -12,6 +12,7 @@
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/distributed/group.hpp"
+#include "engine/nn/parameter_slots.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/evaluator.hpp"
 #include "engine/train/master_weights.hpp"
@@ -172,7 +173,7 @@ class PointRun {
                                                : nn::Loss::Kind::kCrossEntropy);
     result_.loss = spec.loss->name();
     spec.optimizer = std::make_shared<train::FusedSGD>(
-        model.module->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+        nn::unique_parameters(*model.module), torch::optim::SGDOptions(0.01).momentum(0.9));
     spec.optimizer_name = "SGD";
     // The trainer wants a training pipeline; the timed batches are the one made here, or the
     // feed's (in a data-parallel point the world's batch, of which each rank takes batch_size).

@@ -577,6 +577,12 @@ std::map<std::string, Attribute> read_attributes(hid_t object) {
   return out;
 }
 
+void link(hid_t parent, const std::string& existing, const std::string& name) {
+  check_status(
+      H5Lcreate_hard(parent, existing.c_str(), parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      "link " + name + " to " + existing);
+}
+
 void remove(hid_t parent, const std::string& name) {
   if (H5Lexists(parent, name.c_str(), H5P_DEFAULT) > 0) {
     check_status(H5Ldelete(parent, name.c_str(), H5P_DEFAULT), "remove " + name);

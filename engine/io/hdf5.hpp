@@ -130,5 +130,8 @@ void write_attribute(hid_t object, const std::string& name, const Attribute& val
 std::map<std::string, Attribute> read_attributes(hid_t object);
 // Removes a link (a dataset or group) when it exists.
 void remove(hid_t parent, const std::string& name);
+// A second name for an existing object of `parent` (an HDF5 hard link: one object, stored once,
+// read the same under either name).
+void link(hid_t parent, const std::string& existing, const std::string& name);
 
 }  // namespace engine::io::h5

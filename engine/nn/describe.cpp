@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "engine/nn/parameter_slots.hpp"
+
 namespace engine::nn {
 namespace {
 
@@ -68,7 +70,7 @@ std::string describe_tree(const torch::nn::Module& module) {
 
 int64_t count_parameters(const torch::nn::Module& module, bool trainable_only) {
   int64_t n = 0;
-  for (const auto& p : module.parameters()) {
+  for (const auto& p : unique_parameters(module)) {  // a tied weight counts once
     if (!trainable_only || p.requires_grad()) n += p.numel();
   }
   return n;

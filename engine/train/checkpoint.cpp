@@ -4,7 +4,6 @@
 #include <ATen/Context.h>
 #include <spdlog/spdlog.h>
 #include <torch/cuda.h>
-#include <torch/optim/lbfgs.h>
 #include <torch/serialize/archive.h>
 
 #include <filesystem>
@@ -20,9 +19,18 @@
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
-#include "engine/train/optimizer_state_key.hpp"
+#include "engine/train/checkpoint_parts.hpp"
 
 namespace engine::train {
+
+std::map<std::string, double> read_double_attributes(hid_t object) {
+  std::map<std::string, double> out;
+  for (const auto& [name, value] : io::read_hparams(object)) {
+    if (const auto* d = std::get_if<double>(&value)) out[name] = *d;
+  }
+  return out;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -44,10 +52,19 @@ std::vector<std::pair<std::string, torch::Tensor>> state_tensors(torch::nn::Modu
   return out;
 }
 
+// A tensor held under two names (a tied weight: PyTorch's state_dict keeps both keys) is
+// written once, its second name a link to the first.
 void write_model(hid_t file, torch::nn::Module& module) {
   auto group = h5::create_group(file, "model");
-  for (const auto& [name, tensor] : state_tensors(module))
-    io::write_tensor(group.get(), name, tensor);
+  std::map<const void*, std::string> written;
+  for (const auto& [name, tensor] : state_tensors(module)) {
+    const auto [first, fresh] = written.emplace(tensor.unsafeGetTensorImpl(), name);
+    if (fresh) {
+      io::write_tensor(group.get(), name, tensor);
+    } else {
+      h5::link(group.get(), first->second, name);
+    }
+  }
 }
 
 // Loads the model's tensors, or none: a checkpoint of another model is refused with every
@@ -91,120 +108,6 @@ void read_model(hid_t file, const std::string& path, torch::nn::Module& module) 
   }
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < tensors.size(); ++i) tensors[i].second.copy_(saved[i]);
-}
-
-torch::Tensor bytes_tensor(const std::string& bytes) {
-  return torch::from_blob(const_cast<char*>(bytes.data()), {static_cast<int64_t>(bytes.size())},
-                          torch::kUInt8)
-      .clone();
-}
-
-// A readable copy of one parameter's optimizer state (momentum buffers, moments, step counts).
-void write_param_state(hid_t parent, const std::string& name,
-                       const torch::optim::OptimizerParamState& state) {
-  torch::serialize::OutputArchive out;
-  state.serialize(out);
-  std::ostringstream bytes;
-  out.save_to(bytes);
-  const std::string data = bytes.str();
-  torch::serialize::InputArchive in;
-  in.load_from(data.data(), data.size());
-  auto group = h5::create_group(parent, name);
-  for (const auto& key : in.keys()) {
-    c10::IValue value;
-    if (!in.try_read(key, value)) continue;
-    if (value.isTensor()) {
-      io::write_tensor(group.get(), key, value.toTensor());
-    } else if (value.isInt()) {
-      h5::write_attribute(group.get(), key, static_cast<int64_t>(value.toInt()));
-    } else if (value.isDouble()) {
-      h5::write_attribute(group.get(), key, value.toDouble());
-    }
-  }
-}
-
-// libtorch's LBFGS keeps a scratch list `al` of history_size tensors; a step writes an entry
-// before it reads it, and entries past the history are undefined, which libtorch's archive cannot
-// hold ("Cannot access storage of UndefinedTensorImpl"): they become empty tensors, which no step
-// reads either.
-void define_lbfgs_scratch(torch::optim::Optimizer& optimizer) {
-  if (!dynamic_cast<torch::optim::LBFGS*>(&optimizer)) return;
-  for (auto& [key, state] : optimizer.state()) {
-    auto& lbfgs = static_cast<torch::optim::LBFGSParamState&>(*state);
-    if (!lbfgs.al()) continue;
-    std::vector<torch::Tensor> scratch = *lbfgs.al();
-    for (auto& t : scratch) {
-      if (!t.defined()) t = torch::empty({0});
-    }
-    lbfgs.al(scratch);
-  }
-}
-
-void write_optimizer(hid_t file, const TrainSpec& spec) {
-  define_lbfgs_scratch(*spec.optimizer);
-  auto group = h5::create_group(file, "optimizer");
-  h5::write_attribute(group.get(), "type", spec.optimizer_name);
-  torch::serialize::OutputArchive archive;
-  spec.optimizer->save(archive);
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  io::write_tensor(group.get(), "archive", bytes_tensor(bytes.str()));
-  // readable: each group's rate, each parameter's state under its model name
-  std::map<const void*, std::string> names;
-  for (const auto& p : spec.model.module->named_parameters(true)) {
-    names[p.value().unsafeGetTensorImpl()] = p.key();
-  }
-  auto groups = h5::create_group(group.get(), "groups");
-  auto states = h5::create_group(group.get(), "state");
-  const auto& state = spec.optimizer->state();
-  int index = 0;
-  for (const auto& g : spec.optimizer->param_groups()) {
-    auto gg = h5::create_group(groups.get(), std::to_string(index++));
-    h5::write_attribute(gg.get(), "lr", g.options().get_lr());
-    h5::write_attribute(gg.get(), "parameters", static_cast<int64_t>(g.params().size()));
-    for (const auto& p : g.params()) {
-      auto it = state.find(optimizer_state_key(p));
-      auto name = names.find(p.unsafeGetTensorImpl());
-      if (it == state.end() || name == names.end()) continue;
-      write_param_state(states.get(), name->second, *it->second);
-    }
-  }
-}
-
-void read_optimizer(hid_t file, const std::string& path, TrainSpec& spec) {
-  if (!h5::exists(file, "optimizer")) throw core::DataError(path + ": no /optimizer group");
-  auto group = h5::open_group(file, "optimizer");
-  const auto type = h5::read_string_attribute(group.get(), "type");
-  if (type != spec.optimizer_name) {
-    throw core::DataError(path + ": the checkpoint's optimizer is " + type + ", the script's is " +
-                          spec.optimizer_name);
-  }
-  auto blob = io::read_tensor(group.get(), "archive").contiguous();
-  torch::serialize::InputArchive archive;
-  archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
-                    static_cast<size_t>(blob.numel()));
-  spec.optimizer->load(archive);
-  // libtorch 1.13's load restores the state but leaves the groups' options as they were built:
-  // the rates (which schedules change) come from the readable copy
-  auto groups = h5::open_group(group.get(), "groups");
-  auto& param_groups = spec.optimizer->param_groups();
-  for (size_t g = 0; g < param_groups.size(); ++g) {
-    const std::string name = std::to_string(g);
-    if (!h5::exists(groups.get(), name)) {
-      throw core::DataError(path + ": /optimizer/groups/" + name +
-                            " is missing; the script's optimizer has more parameter groups");
-    }
-    auto gg = h5::open_group(groups.get(), name);
-    param_groups[g].options().set_lr(h5::read_double_attribute(gg.get(), "lr"));
-  }
-}
-
-std::map<std::string, double> read_double_attributes(hid_t object) {
-  std::map<std::string, double> out;
-  for (const auto& [name, value] : io::read_hparams(object)) {
-    if (const auto* d = std::get_if<double>(&value)) out[name] = *d;
-  }
-  return out;
 }
 
 // The run file's rows per split at the checkpoint: whole numbers, 0 or more.
@@ -425,12 +328,7 @@ void write_checkpoint_file(const std::string& temporary, const TrainSpec& spec,
   h5::write_attribute(root, "epoch", state.epoch);
   h5::write_attribute(root, "created_at", io::iso_timestamp());
   write_model(root, *spec.model.module);
-  write_optimizer(root, spec);
-  auto scheduler = h5::create_group(root, "scheduler");
-  if (spec.scheduler) {
-    h5::write_attribute(scheduler.get(), "name", spec.scheduler->name());
-    for (const auto& [k, v] : spec.scheduler->state()) h5::write_attribute(scheduler.get(), k, v);
-  }
+  write_optimizers(root, spec);
   write_trainer(root, state);
   {
     auto rng = h5::open_group(root, "trainer/rng");
@@ -438,6 +336,10 @@ void write_checkpoint_file(const std::string& temporary, const TrainSpec& spec,
   }
   auto hparams = h5::create_group(root, "hparams");
   io::write_hparams(hparams.get(), spec.hparams);
+  if (spec.script_state.save) {
+    auto script_state = h5::create_group(root, "script_state");
+    spec.script_state.save(script_state.get());
+  }
   auto data_group = h5::create_group(root, "data");
   spec.train_data->source().save_state(data_group);
   if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0)
@@ -456,6 +358,11 @@ void save_checkpoint(const std::string& path, const TrainSpec& spec, const Train
     std::error_code ignored;
     fs::remove(temporary, ignored);
     throw core::IoError("cannot write checkpoint " + path + ": " + e.what());
+  } catch (...) {
+    // a script's state that cannot be saved (ctx.state holding a function): no file left
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw;
   }
   std::error_code ec;
   fs::rename(temporary, path, ec);
@@ -470,19 +377,12 @@ TrainerState load_checkpoint_unchecked(const std::string& path, TrainSpec& spec)
   const hid_t root = file.get();
   h5::check_format_version(root, path, kCheckpointFormat);
   read_model(root, path, *spec.model.module);
-  read_optimizer(root, path, spec);
-  auto scheduler = h5::open_group(root, "scheduler");
-  const bool saved_scheduler = h5::has_attribute(scheduler.get(), "name");
-  if (saved_scheduler != static_cast<bool>(spec.scheduler) ||
-      (spec.scheduler &&
-       h5::read_string_attribute(scheduler.get(), "name") != spec.scheduler->name())) {
-    throw core::DataError(
-        path + ": the checkpoint's scheduler (" +
-        (saved_scheduler ? h5::read_string_attribute(scheduler.get(), "name") : "none") +
-        ") is not the script's (" + (spec.scheduler ? spec.scheduler->name() : "none") + ")");
-  }
-  if (spec.scheduler) spec.scheduler->load_state(read_double_attributes(scheduler.get()));
+  read_optimizers(root, path, spec);
   auto state = read_trainer(root, path);
+  if (spec.script_state.restore && h5::exists(root, "script_state")) {
+    auto script_state = h5::open_group(root, "script_state");
+    spec.script_state.restore(script_state.get());
+  }
   auto rng = h5::open_group(root, "trainer/rng");
   for (const auto& g : spec.generators) {
     if (h5::exists(rng.get(), g.name)) {

@@ -4,6 +4,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/nn/parameter_slots.hpp"
 
 namespace engine::train {
 namespace {
@@ -30,7 +31,7 @@ DataParallel::DataParallel(distributed::Group& group, TrainSpec& spec)
   if (spec_.validation_data) {
     spec_.validation_data = spec_.validation_data->evaluation_share(rank(), size());
   }
-  parameters_ = spec_.model.module->parameters();
+  parameters_ = nn::unique_parameters(*spec_.model.module);
   sync_ = std::make_unique<distributed::GradientSync>(group_, parameters_,
                                                       buffers_of(*spec_.model.module));
   const nn::ProcessSum processes{rank(), size(),

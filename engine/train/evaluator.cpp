@@ -31,6 +31,10 @@ bool Evaluator::step() {
   throw core::UsageError("ctx:step() cannot be called in evaluate_batch");
 }
 
+bool Evaluator::step(const std::string& optimizer) {
+  throw core::UsageError("ctx:step('" + optimizer + "') cannot be called in evaluate_batch");
+}
+
 void Evaluator::log(const std::map<std::string, double>& values) {
   for (const auto& [name, value] : values) core::check_path_name("ctx:log's metric", name);
   for (const auto& [name, value] : values) logged_[name] = value;

@@ -67,6 +67,7 @@ class Evaluator : public StepContext {
   TrainSpec& spec() override { return spec_; }
   bool backward(const torch::Tensor& loss) override;
   bool step() override;
+  bool step(const std::string& optimizer) override;
   void log(const std::map<std::string, double>& values) override;
   void stop(const std::string& reason) override;
   int64_t epoch() const override { return parent_ ? parent_->epoch() : epoch_; }

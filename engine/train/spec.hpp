@@ -13,6 +13,7 @@
 
 #include "engine/data/batch.hpp"
 #include "engine/data/pipeline.hpp"
+#include "engine/io/hdf5.hpp"
 #include "engine/io/hparam.hpp"
 #include "engine/nn/loss.hpp"
 #include "engine/nn/model.hpp"
@@ -131,6 +132,24 @@ struct ExtraGenerator {
   std::function<void(const torch::Tensor&)> set_state;
 };
 
+// One of several optimizers a script names (a GAN's generator and discriminator, Lightning's
+// manual optimization), with its own scheduler: a train_batch hook steps it by name
+// (ctx:step('generator')), and checkpoints keep each.
+struct NamedOptimizer {
+  std::string name;
+  std::shared_ptr<torch::optim::Optimizer> optimizer;
+  std::string type;                      // "Adam": checked against a checkpoint's
+  std::shared_ptr<Scheduler> scheduler;  // may be null
+};
+
+// What a script carries from batch to batch (ctx.state: an RNN's hidden state, EMA weights,
+// fixed noise, counters), written into each checkpoint's group /script_state and read back on
+// resume. Unset functions: the script keeps no state.
+struct ScriptState {
+  std::function<void(hid_t group)> save;
+  std::function<void(hid_t group)> restore;
+};
+
 struct TrainSpec {
   std::string name;
   std::string description;  // the script's: in the run file and engine report
@@ -149,11 +168,15 @@ struct TrainSpec {
   std::shared_ptr<torch::optim::Optimizer> optimizer;
   std::string optimizer_name;
   std::shared_ptr<Scheduler> scheduler;  // may be null
-  std::vector<std::string> metrics;      // besides loss: "accuracy", "top5"...
+  // Several optimizers, by name (sorted), when the script names them: `optimizer` is then the
+  // first of them (its rate is the run's `lr` column), and `scheduler` null (each has its own).
+  std::vector<NamedOptimizer> optimizers;
+  std::vector<std::string> metrics;  // besides loss: "accuracy", "top5"...
   std::vector<CustomMetric> custom_metrics;
   TrainerOptions options;
   Hooks hooks;
   std::vector<ExtraGenerator> generators;
+  ScriptState script_state;
 };
 
 }  // namespace engine::train

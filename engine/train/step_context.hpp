@@ -23,6 +23,10 @@ class StepContext {
   // clips the gradients, steps the optimizer (and a per-step scheduler) and zeroes the
   // gradients. Returns whether the optimizer stepped.
   virtual bool step() = 0;
+  // With several optimizers (TrainSpec::optimizers): steps the one of that name the same way
+  // (clipping its parameters, its per-step scheduler, its gradients released). Each may step
+  // once per batch; one not stepped in a batch keeps its parameters as they are.
+  virtual bool step(const std::string& optimizer) = 0;
   // Extra values for this batch's metric row, averaged like the built-in ones.
   virtual void log(const std::map<std::string, double>& values) = 0;
   // Ends the run after this step (or this validation), recording the reason.

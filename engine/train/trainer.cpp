@@ -20,6 +20,7 @@
 #include "engine/core/metric_names.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
+#include "engine/nn/parameter_slots.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/batch_forward.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -94,6 +95,12 @@ void check_spec(const TrainSpec& spec) {
   if (spec.scheduler && !spec.scheduler->watched_metric().empty()) {
     check_watched(spec, parse_goal(spec.scheduler->watched_metric()), spec.scheduler->name());
   }
+  for (const auto& named : spec.optimizers) {
+    if (named.scheduler && !named.scheduler->watched_metric().empty()) {
+      check_watched(spec, parse_goal(named.scheduler->watched_metric()),
+                    named.scheduler->name() + " of '" + named.name + "'");
+    }
+  }
   check_precision(o.precision, spec.device);
   if (dynamic_cast<torch::optim::LBFGS*>(spec.optimizer.get())) {
     if (o.accumulate > 1 || spec.hooks.train_batch || o.loss_scale.active(o.precision)) {
@@ -114,6 +121,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
     parallel_ = std::make_unique<DataParallel>(*group, spec_);  // the pipelines become shares
     state_.world_size = group->size();
   }
+  check_several_optimizers();
   check_targets_.emplace(*spec_.train_data);
   state_.window = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
   state_.epoch_metrics = MetricAccumulator(spec_.metrics, spec_.custom_metrics);
@@ -130,7 +138,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
               !(parallel_ && parallel_->synchronised_batchnorm());
   if (spec_.options.cuda_graphs) check_graphable();
   if (spec_.options.channels_last) to_channels_last(*spec_.model.module);
-  parameters_ = spec_.model.module->parameters();
+  parameters_ = nn::unique_parameters(*spec_.model.module);
   stepped_ = parameters_;
   if (spec_.options.precision == Precision::kFloat16Master) {
     master_ = std::make_unique<MasterWeights>(*spec_.model.module, *spec_.optimizer, torch::kHalf);
@@ -203,7 +211,7 @@ void Trainer::log_train_window() {
   if (parallel_) parallel_->reduce(state_.window);
   if (state_.window.samples() == 0) return;
   MetricRow row{"train", state_.step, fractional_epoch(), elapsed(), state_.window.averages()};
-  row.values["lr"] = current_lr(*spec_.optimizer);
+  add_rates(row.values);
   if (use_scaler_) row.values["loss_scale"] = scaler_.current_scale();
   emit(row);
   state_.window.reset();
@@ -275,6 +283,12 @@ bool Trainer::synchronise_backward() const {
 }
 
 bool Trainer::step() {
+  if (!spec_.optimizers.empty()) {
+    std::string names;
+    for (const auto& o : spec_.optimizers) names += (names.empty() ? "" : ", ") + o.name;
+    throw core::UsageError("ctx:step(): the script has several optimizers (" + names +
+                           "): name the one to step, ctx:step('" + spec_.optimizers[0].name + "')");
+  }
   if (batch_stepped_) {
     throw core::UsageError("train_batch called ctx:step() twice for one batch");
   }
@@ -373,7 +387,11 @@ BatchResult Trainer::eager_batch(const data::Batch& batch) {
       built_in = true;
     }
   }
-  if (!batch_stepped_) step();  // a hook that leaves stepping to the trainer
+  if (!spec_.optimizers.empty()) {
+    count_named_steps();  // a batch is a step of the run, whichever optimizers it stepped
+  } else if (!batch_stepped_) {
+    step();  // a hook that leaves stepping to the trainer
+  }
   if (built_in && step_part_end_) step_part_end_(StepPart::kOptimizer);
   return result;
 }
@@ -435,35 +453,6 @@ void Trainer::settle() {
     state_.epoch_metrics.add(batches[i]);
   }
   pending_.clear();
-}
-
-// LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
-// those of the first evaluation, as the step returns it.
-BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
-  // moved once: the closure runs up to max_iter times per step
-  data::Batch on_device = batch;
-  on_device.move_to(spec_.device);
-  const auto& target = on_device.target;
-  BatchResult result;
-  auto closure = [&]() -> torch::Tensor {
-    spec_.optimizer->zero_grad();
-    auto output = forward_batch(spec_.model, on_device, spec_.device, input_layout(spec_.options));
-    (*check_targets_)(*spec_.loss, output, target);
-    auto loss = (*spec_.loss)(output, target);
-    if (!result.output.defined()) {
-      result.output = output.detach();
-      result.values["loss"] = loss.detach().to(torch::kFloat64).item<double>();
-    }
-    if (!backward(loss)) return loss.detach().zero_();  // NaN skipped: nothing to follow
-    return loss;
-  };
-  spec_.optimizer->step(closure);
-  batch_stepped_ = true;
-  micro_ = 0;
-  release_gradients(*spec_.optimizer);
-  ++state_.step;
-  ++steps_here_;
-  return result;
 }
 
 void Trainer::after_step() {
@@ -554,7 +543,7 @@ void Trainer::train_epoch() {
       optimizer_step();  // the epoch's last, shorter accumulation group
       after_step();
     } else {
-      release_gradients(*spec_.optimizer);
+      release_all_gradients();
       micro_ = 0;
     }
   }
@@ -567,7 +556,7 @@ TrainResult Trainer::run() {
   window_samples_ = 0;
   steps_here_ = 0;
   spec_.model.module->train();
-  release_gradients(*spec_.optimizer);
+  release_all_gradients();
   if (parallel_) parallel_->broadcast_model();
   while (!stop_ && state_.step < total_steps_ && state_.epoch < epochs_) train_epoch();
   if (stop_reason_.empty()) {

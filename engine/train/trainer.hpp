@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ class Trainer : public StepContext {
   TrainSpec& spec() override { return spec_; }
   bool backward(const torch::Tensor& loss) override;
   bool step() override;
+  bool step(const std::string& optimizer) override;
   void log(const std::map<std::string, double>& values) override;
   void stop(const std::string& reason) override;
   int64_t epoch() const override { return state_.epoch + 1; }
@@ -99,6 +101,16 @@ class Trainer : public StepContext {
   void check_graphable() const;
   bool optimizer_has_state() const;  // every parameter's, where the optimizer keeps any
   void optimizer_step();
+  // Several optimizers (trainer_optimizers.cpp): what the run refuses with them, the batch's
+  // step counted after a hook that stepped them by name, every optimizer's gradients released,
+  // their epoch schedules, the watched metrics of their schedules, and their rates' columns.
+  void check_several_optimizers() const;
+  void count_named_steps();
+  void release_all_gradients();
+  void step_epoch_schedulers();
+  void observe_schedulers();
+  void add_rates(std::map<std::string, double>& values) const;
+  std::set<std::string> stepped_names_;  // the optimizers ctx:step(name) stepped this batch
   BatchResult lbfgs_batch(const data::Batch& batch);
   void after_step();
   void finish_inside_epoch(double loader_wait, double seconds, int64_t samples_here);

@@ -89,10 +89,7 @@ void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_
   EpochSummary summary;
   summary.epoch = state_.epoch + 1;
   summary.lr = current_lr(*spec_.optimizer);
-  if (spec_.scheduler && spec_.scheduler->mode() == StepMode::kEpoch &&
-      spec_.scheduler->watched_metric().empty()) {
-    spec_.scheduler->step();
-  }
+  step_epoch_schedulers();
   if (parallel_) {
     MetricAccumulator epoch_metrics = state_.epoch_metrics;
     parallel_->reduce(epoch_metrics);
@@ -177,9 +174,7 @@ void Trainer::run_validation() {
 }
 
 void Trainer::watch_metrics() {
-  if (spec_.scheduler && !spec_.scheduler->watched_metric().empty()) {
-    spec_.scheduler->observe(watched_value(parse_goal(spec_.scheduler->watched_metric())));
-  }
+  observe_schedulers();
   const auto& o = spec_.options;
   if (o.checkpoint.keep_best && !o.checkpoint.folder.empty()) {
     bool improved = false;

@@ -76,7 +76,7 @@ bad script.model_returns_number 3 "'model' must be a module or a function return
 bad script.no_train_data 3 "no_train_data.lua: data() returned no train split" -- train "$S/no_train_data.lua"
 bad script.data_returns_string 3 "'data' must return a table {train = ..., validation = ...} (got string)" -- train "$S/data_returns_string.lua"
 bad script.no_loss 3 "no_loss.lua: the script defines no loss" -- train "$S/no_loss.lua"
-bad script.optimizer_returns_table 3 "'optimizer' must be a function(params, hp) returning an optimizer (got table)" -- train "$S/optimizer_returns_table.lua"
+bad script.optimizer_returns_table 3 "'optimizer' must be a function(params, hp, model) returning an optimizer, or a table of them by name (got a table whose 'lr' is a number)" -- train "$S/optimizer_returns_table.lua"
 bad script.epochs_zero 3 "epochs_zero.lua:3: trainer epochs and log_every must be >= 1" -- train "$S/epochs_zero.lua"
 bad script.trainer_unknown_key 3 "trainer_unknown_key.lua:3: trainer: unknown option 'log_evry'" -- train "$S/trainer_unknown_key.lua"
 bad script.trainer_wrong_type 3 "trainer_wrong_type.lua:3: trainer: option 'epochs' must be a number, got string" -- train "$S/trainer_wrong_type.lua"

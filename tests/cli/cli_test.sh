@@ -227,6 +227,34 @@ $b"
       --resume "$live" --set delay=0 --threads 1
     [ "$(ls "$WORK"/live/resume/*.h5 | wc -l)" = 1 ] || fail "the killed run went on in a new file"
     ;;
+  named_optimizers)
+    # several optimizers by name (a GAN), each with its own schedule, and the script's state
+    # (ctx.state): checkpoints keep all of it, and a resumed run goes on bit for bit (issue 55,
+    # items 4 and 5)
+    exact() { h5dump -m '%.17g' -d "/metrics/train/$2" "$1" | sed -n '/DATA {/,/}/p'; }
+    expect 0 "finished 3 epochs" -- "$ENGINE" train "$FIX/gan_train.lua" --out "$WORK/runs" \
+      --threads 1
+    run=$(ls "$WORK"/runs/gan/*.h5); base=$(basename "$run" .h5)
+    h5dump -A "$WORK/runs/gan/$base/ckpt-12.h5" | grep -q '"discriminator' ||
+      fail "the checkpoint does not name the optimizers"
+    cp -a "$WORK/runs" "$WORK/copy"
+    expect 0 "resuming 'gan'" -- "$ENGINE" train "$FIX/gan_train.lua" \
+      --resume "$WORK/copy/gan/$base/ckpt-12.h5" --threads 1
+    for metric in loss loss_g probe batches lr_generator lr_discriminator; do
+      [ "$(exact "$run" $metric)" = "$(exact "$WORK/copy/gan/$base.h5" $metric)" ] ||
+        fail "the resumed run's $metric differs from the straight run's"
+    done
+    [ "$(numbers "$run" /metrics/train/lr_generator | tail -1)" = 0.0025 ] ||
+      fail "the generator's schedule did not halve its rate each epoch"
+    # misuses, each named
+    expect 2 "several optimizers (discriminator, generator): name the one to step" -- \
+      "$ENGINE" train "$FIX/gan_train.lua" --out "$WORK/bad" --set mistake=unnamed
+    expect 2 "ctx:step('critic'): no optimizer of that name (the script's: discriminator, generator)" -- \
+      "$ENGINE" train "$FIX/gan_train.lua" --out "$WORK/bad" --set mistake=unknown
+    expect 3 "ctx.state: cannot save a function (at 'callback')" -- \
+      "$ENGINE" train "$FIX/gan_train.lua" --out "$WORK/bad" --set mistake=function
+    ! compgen -G "$WORK/bad/gan/*/*.tmp" > /dev/null || fail "a checkpoint that failed left a file"
+    ;;
   resume_auto)
     # --resume auto: one fixed command that a scheduler restarts (issue 40, item 3)
     tiny

@@ -69,6 +69,7 @@ TEST_CASE("Evaluator: a hook's ctx logs, cannot backward or step; stop reaches t
     train::TrainSpec& spec() override { return *s; }
     bool backward(const torch::Tensor&) override { return false; }
     bool step() override { return false; }
+    bool step(const std::string&) override { return false; }
     void log(const std::map<std::string, double>&) override {}
     void stop(const std::string& r) override { reason = r; }
     int64_t epoch() const override { return 3; }

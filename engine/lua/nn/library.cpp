@@ -4,6 +4,7 @@
 #include "engine/lua/nn/nn_tables.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/nn/loss.hpp"
+#include "engine/nn/parameter_slots.hpp"
 #include "engine/train/metrics.hpp"
 
 namespace engine::lua {
@@ -61,8 +62,11 @@ int c_register_parameter(lua_State* L) {
     auto& owner = lua_module_of(L, 1, "register_parameter");
     const std::string name = check_string(L, 2, "register_parameter");
     auto& t = check_tensor(L, 3, "register_parameter");
-    auto& registered = owner.register_parameter(name, t, t.requires_grad());
-    push_tensor(L, registered);
+    if (name.empty() || name.find('.') != std::string::npos) {
+      throw ArgumentError("a parameter's name must be non-empty without dots, got '" + name + "'");
+    }
+    nn::set_own_parameter(owner, name, t);  // a field assigned again replaces its parameter
+    push_tensor(L, t);
     return 1;
   });
 }
@@ -71,8 +75,12 @@ int c_register_buffer(lua_State* L) {
   return guarded(L, [&] {
     auto& owner = lua_module_of(L, 1, "register_buffer");
     const std::string name = check_string(L, 2, "register_buffer");
-    auto& registered = owner.register_buffer(name, check_tensor(L, 3, "register_buffer"));
-    push_tensor(L, registered);
+    auto& t = check_tensor(L, 3, "register_buffer");
+    if (name.empty() || name.find('.') != std::string::npos) {
+      throw ArgumentError("a buffer's name must be non-empty without dots, got '" + name + "'");
+    }
+    nn::set_own_buffer(owner, name, t);
+    push_tensor(L, t);
     return 1;
   });
 }
@@ -155,6 +163,8 @@ int open_nn_core(lua_State* L) {
   luaL_setfuncs(L, kLibrary, 0);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
+  push_parameter_marks(L);
+  lua_setfield(L, -2, "parameter_marks");  // nn.Parameter's marks
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

@@ -3,6 +3,7 @@
 #include "engine/lua/nn/lua_module.hpp"
 #include "engine/lua/nn/nn_tables.hpp"
 #include "engine/nn/convert.hpp"
+#include "engine/nn/parameter_slots.hpp"
 
 namespace engine::lua {
 namespace {
@@ -111,10 +112,10 @@ int m_forward(lua_State* L) {
 
 int m_parameters(lua_State* L) {
   return guarded(L, [&] {
-    auto params = check_module(L, 1, "parameters").module()->parameters();
+    auto params = nn::unique_parameters(*check_module(L, 1, "parameters").module());
     lua_createtable(L, static_cast<int>(params.size()), 0);
     for (size_t i = 0; i < params.size(); ++i) {
-      push_tensor(L, params[i]);
+      push_parameter(L, params[i]);
       lua_rawseti(L, -2, static_cast<int>(i + 1));
     }
     return 1;
@@ -126,14 +127,24 @@ template <bool Buffers>
 int m_named_lists(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_module(L, 1, "named_parameters");
-    auto items = Buffers ? box.module()->named_buffers() : box.module()->named_parameters();
+    std::vector<std::pair<std::string, torch::Tensor>> items;
+    if (Buffers) {
+      for (const auto& item : box.module()->named_buffers())
+        items.emplace_back(item.key(), item.value());
+    } else {
+      items = nn::unique_named_parameters(*box.module());  // a tied weight once, as PyTorch
+    }
     lua_createtable(L, static_cast<int>(items.size()), 0);
     lua_createtable(L, static_cast<int>(items.size()), 0);
     int i = 1;
-    for (const auto& item : items) {
-      lua_pushstring(L, item.key().c_str());
+    for (const auto& [name, tensor] : items) {
+      lua_pushstring(L, name.c_str());
       lua_rawseti(L, -3, i);
-      push_tensor(L, item.value());
+      if (Buffers) {
+        push_tensor(L, tensor);
+      } else {
+        push_parameter(L, tensor);
+      }
       lua_rawseti(L, -2, i);
       ++i;
     }
@@ -357,8 +368,11 @@ const luaL_Reg kModuleMethods[] = {{"forward", m_forward},
                                    {"num_parameters", m_num_parameters},
                                    {"add", m_add},
                                    {nullptr, nullptr}};
-const luaL_Reg kModuleMeta[] = {
-    {"__call", module_call}, {"__tostring", m_tostring}, {"__len", m_len}, {nullptr, nullptr}};
+const luaL_Reg kModuleMeta[] = {{"__call", module_call},
+                                {"__tostring", m_tostring},
+                                {"__len", m_len},
+                                {"__newindex", module_newindex},
+                                {nullptr, nullptr}};
 
 }  // namespace
 
@@ -381,14 +395,18 @@ int module_index(lua_State* L) {
   }
   lua_pushvalue(L, 2);
   lua_rawget(L, lua_upvalueindex(1));
-  if (lua_isnil(L, -1) && lua_type(L, 2) == LUA_TSTRING &&
-      std::strcmp(lua_tostring(L, 2), "training") == 0) {
-    return guarded(L, [&] {
-      lua_pushboolean(L, check_module(L, 1, "training").module()->is_training());
+  if (!lua_isnil(L, -1) || lua_type(L, 2) != LUA_TSTRING) return 1;
+  return guarded(L, [&] {
+    auto& module = *check_module(L, 1, "index").module();
+    const std::string key = lua_tostring(L, 2);
+    if (key == "training") {
+      lua_pushboolean(L, module.is_training());
       return 1;
-    });
-  }
-  return 1;
+    }
+    if (!push_layer_field(L, module, key))
+      throw_missing_layer_field(L, module, key, lua_upvalueindex(1));
+    return 1;
+  });
 }
 
 const luaL_Reg* module_methods() {

@@ -9,6 +9,34 @@
 
 namespace engine::lua {
 
+namespace {
+const char kParameterMarks = 0;  // its address is the registry key of the marks table
+}  // namespace
+
+void push_parameter_marks(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kParameterMarks));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushlightuserdata(L, const_cast<char*>(&kParameterMarks));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+void push_parameter(lua_State* L, const torch::Tensor& parameter) {
+  push_tensor(L, parameter);
+  push_parameter_marks(L);
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
 void push_module(lua_State* L, const torch::nn::AnyModule& module) {
   if (auto* lua_defined = dynamic_cast<LuaModuleImpl*>(module.ptr().get())) {
     lua_defined->push_object(L);

@@ -16,7 +16,7 @@ namespace engine::lua {
 
 struct ModuleBox {
   static constexpr char kTypeName[] = "Module";  // one address in every file: the tag
-  torch::nn::AnyModule any;  // forward(Tensor) -> Tensor, type-erased
+  torch::nn::AnyModule any;                      // forward(Tensor) -> Tensor, type-erased
   // Whether forward takes or returns several tensors (LSTM, attention, ...): found on the first
   // call from Lua, so later calls skip the type tests. -1: not known yet.
   int8_t several_tensors = -1;
@@ -27,6 +27,13 @@ struct LossBox {
   static constexpr char kTypeName[] = "Loss";  // one address in every file: the tag
   std::shared_ptr<nn::Loss> loss;
 };
+
+// Pushes a parameter tensor marked as one (nn.Parameter's mark), so that assigning it to a
+// field of a Lua module registers it there, as assigning a Parameter does in PyTorch.
+void push_parameter(lua_State* L, const torch::Tensor& parameter);
+// Pushes the weak-keyed table of those marks (made once per Lua state), which nn.lua's
+// nn.Parameter shares.
+void push_parameter_marks(lua_State* L);
 
 // Pushes a module: the Lua object of a Lua-defined module, a new userdata otherwise.
 void push_module(lua_State* L, const torch::nn::AnyModule& module);

@@ -5,7 +5,8 @@ local torch = require 'torch'
 
 local nn = {}
 local internal = {new_lua_module = true, register = true, register_parameter = true,
-                  register_buffer = true, is_module = true, module_methods = true}
+                  register_buffer = true, is_module = true, module_methods = true,
+                  parameter_marks = true}
 for name, value in pairs(core) do
   if not internal[name] then nn[name] = value end
 end
@@ -63,7 +64,9 @@ function methods.apply(self, fn)
 end
 
 -- nn.Parameter(t): a tensor that registers as a parameter when assigned to a module field.
-local parameters = setmetatable({}, {__mode = 'k'})
+-- (the marks are shared with the C++ side, which marks the parameters it hands out: a layer's
+-- weight assigned to a Lua module's field registers there, as a Parameter does in PyTorch)
+local parameters = core.parameter_marks
 function nn.Parameter(t, requires_grad)
   if not torch.is_tensor(t) then
     error('nn.Parameter expects a tensor, got ' .. type(t), 2)

@@ -20,5 +20,12 @@ const luaL_Reg* module_methods();
 const luaL_Reg* module_metamethods();
 // The module type's __index: its methods, then its children by name. (module_methods.cpp)
 int module_index(lua_State* L);
+// A built-in layer's attribute m.<key>: pushes it and returns true, or false when it has none;
+// the error for a missing one lists the methods (the table at index `methods`) and the fields;
+// the type's __newindex. (layer_fields.cpp)
+bool push_layer_field(lua_State* L, torch::nn::Module& module, const std::string& key);
+[[noreturn]] void throw_missing_layer_field(lua_State* L, torch::nn::Module& module,
+                                            const std::string& key, int methods);
+int module_newindex(lua_State* L);
 
 }  // namespace engine::lua

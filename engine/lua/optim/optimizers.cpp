@@ -9,6 +9,7 @@
 
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_tables.hpp"
+#include "engine/nn/parameter_slots.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/adam.hpp"
 #include "engine/train/sgd.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 // Parameters from a Lua list of tensors, or from a module.
 std::vector<torch::Tensor> parameter_list(lua_State* L, int index, const std::string& function) {
-  if (auto* module = test_module(L, index)) return module->module()->parameters();
+  if (auto* module = test_module(L, index)) return nn::unique_parameters(*module->module());
   return tensor_list(L, index, function.c_str());
 }
 

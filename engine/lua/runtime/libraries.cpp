@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/lua/runtime/runtime.hpp"
+#include "engine/lua/surface/missing_names.hpp"
 
 namespace engine::lua {
 namespace {
@@ -47,6 +48,8 @@ int open_library(lua_State* L) {
     part(L, table);
   }
   lua_settop(L, table);
+  // a name the library lacks is an error naming it, never a nil (nn.core is nn.lua's own)
+  if (std::strcmp(library.name, "nn.core") != 0) guard_library(L, table, library.name);
   return 1;
 }
 

@@ -256,7 +256,8 @@ std::vector<int64_t> size_list(lua_State* L, int index, const std::string& what,
 // library's types (tensors from 'data') loads that library first, so the values have methods.
 void require_library(lua_State* L, const char* name);
 
-// Source of an embedded Lua file (engine/lua/*.lua), by file name; empty when unknown.
+// An embedded file of engine/lua (nn.lua, surface/pytorch_names.txt), by file name; nullptr
+// when unknown.
 const char* embedded_lua(const std::string& name);
 
 }  // namespace engine::lua

@@ -71,9 +71,15 @@ int ctx_backward(lua_State* L) {
   });
 }
 
+// ctx:step(), or ctx:step(name) for one of several optimizers
 int ctx_step(lua_State* L) {
   return guarded(L, [&] {
-    lua_pushboolean(L, context(L, "step").step());
+    auto& ctx = context(L, "step");
+    if (lua_isnoneornil(L, 2)) {
+      lua_pushboolean(L, ctx.step());
+    } else {
+      lua_pushboolean(L, ctx.step(check_string(L, 2, "ctx:step")));
+    }
     return 1;
   });
 }
@@ -151,6 +157,13 @@ void LuaHooks::set_ctx_field(const char* name, int index) {
   lua_pushvalue(L, index);
   lua_setfield(L, -2, name);
   lua_pop(L, 1);
+}
+
+void LuaHooks::push_ctx_field(const char* name) {
+  lua_State* L = runtime_.state();
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ctx_ref_);
+  lua_getfield(L, -1, name);
+  lua_remove(L, -2);
 }
 
 void LuaHooks::enter(train::StepContext& ctx) {

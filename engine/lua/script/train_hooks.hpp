@@ -19,6 +19,8 @@ class LuaHooks {
 
   // ctx[name] = the value at index (model, loss, optimizer, scheduler, hp).
   void set_ctx_field(const char* name, int index);
+  // Pushes ctx[name].
+  void push_ctx_field(const char* name);
   // Reads train_batch, evaluate_batch and callbacks from the script's table at `spec` into
   // spec.hooks. Throws ScriptError naming the field for a value of the wrong type.
   void install(int spec, train::TrainSpec& out);

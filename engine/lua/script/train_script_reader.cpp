@@ -17,6 +17,7 @@
 #include "engine/lua/script/train_hooks.hpp"
 #include "engine/lua/search/space_value.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
+#include "engine/nn/parameter_slots.hpp"
 #include "engine/train/metrics.hpp"
 #include "engine/train/precision.hpp"
 
@@ -26,7 +27,7 @@ namespace {
 const std::set<std::string> kTopLevelFields = {
     "name",           "description", "seed",      "hparams", "model",   "data",
     "loss",           "optimizer",   "scheduler", "metrics", "trainer", "train_batch",
-    "evaluate_batch", "searcher",    "callbacks", "classes"};
+    "evaluate_batch", "searcher",    "callbacks", "classes", "state"};
 
 bool parse_number(const std::string& text, double* out) {
   if (text.empty()) return false;
@@ -385,6 +386,7 @@ train::TrainSpec TrainScript::build_spec(torch::Device device, uint64_t seed) {
   read_metrics(spec);
   read_scheduler(spec);
   lua_pop(L, 1);  // the optimizer
+  read_script_state(spec);
 
   // train_batch, evaluate_batch, callbacks
   lua_rawgeti(L, LUA_REGISTRYINDEX, spec_ref_);
@@ -441,27 +443,6 @@ void TrainScript::read_loss(train::TrainSpec& spec) {
   lua_pop(L, 1);
 }
 
-// optimizer(params, hp), left on the stack
-void TrainScript::read_optimizer(train::TrainSpec& spec) {
-  lua_State* L = runtime_.state();
-  auto params = spec.model.module->parameters();
-  lua_createtable(L, static_cast<int>(params.size()), 0);
-  for (size_t i = 0; i < params.size(); ++i) {
-    push_tensor(L, params[i]);
-    lua_rawseti(L, -2, static_cast<int>(i + 1));
-  }
-  push_hparams();
-  call_field("optimizer", 2);
-  auto* optimizer = test<OptimizerBox>(L, -1);
-  if (!optimizer)
-    throw core::ScriptError(
-        path_ + ": 'optimizer' must be a function(params, hp) returning an optimizer (got " +
-        type_name(L, -1) + ")");
-  spec.optimizer = optimizer->optimizer;
-  spec.optimizer_name = optimizer->name;
-  hooks_->set_ctx_field("optimizer", -1);
-}
-
 void TrainScript::read_metrics(train::TrainSpec& spec) {
   lua_State* L = runtime_.state();
   // metrics = {'accuracy', 'top5', iou = function(output, target) ... end}, read before the
@@ -516,32 +497,6 @@ void TrainScript::read_metrics(train::TrainSpec& spec) {
                             type_name(L, -1) + ")");
   }
   lua_pop(L, 1);
-}
-
-// scheduler(optimizer, hp), optional; the optimizer is on top of the stack
-void TrainScript::read_scheduler(train::TrainSpec& spec) {
-  lua_State* L = runtime_.state();
-  push_field("scheduler");
-  const bool has_scheduler = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (has_scheduler) {
-    lua_pushvalue(L, -1);
-    push_hparams();
-    call_field("scheduler", 2);
-    auto* scheduler = test<SchedulerBox>(L, -1);
-    if (!scheduler && !lua_isnil(L, -1))  // nil: no schedule for these hyperparameters
-      throw core::ScriptError(
-          path_ + ": 'scheduler' must be a function(optimizer, hp) returning a scheduler (got " +
-          type_name(L, -1) + ")");
-    if (scheduler && scheduler->scheduler->optimizer() != spec.optimizer) {
-      throw core::ScriptError(path_ + ": the scheduler must be built on the optimizer it is given");
-    }
-    if (scheduler) {
-      spec.scheduler = scheduler->scheduler;
-      hooks_->set_ctx_field("scheduler", -1);
-    }
-    lua_pop(L, 1);
-  }
 }
 
 }  // namespace engine::lua

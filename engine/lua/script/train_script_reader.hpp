@@ -69,10 +69,13 @@ class TrainScript {
   void read_data(train::TrainSpec& spec);
   void read_class_names(train::TrainSpec& spec);
   void read_loss(train::TrainSpec& spec);
-  void read_optimizer(train::TrainSpec& spec);
+  void read_optimizer(train::TrainSpec& spec);  // optimizer_reader.cpp, with the next three
+  void read_named_optimizers(int table, train::TrainSpec& spec);
+  void read_named_schedulers(int table, train::TrainSpec& spec);
   void read_metrics(train::TrainSpec& spec);
   void read_scheduler(train::TrainSpec& spec);
-  void push_field(const char* key) const;  // pushes spec[key]
+  void read_script_state(train::TrainSpec& spec);  // script_state.cpp
+  void push_field(const char* key) const;          // pushes spec[key]
   void push_hparams() const;
   // Calls visit(name) for every hyperparameter, with its value on top of the stack; nested
   // tables' entries are named with dots (optimizer.lr).

@@ -92,6 +92,15 @@ int m_requires_grad(lua_State* L) {
   });
 }
 
+// x:detach_(): x itself, taken out of the graph that made it (PyTorch's detach_).
+int m_detach_(lua_State* L) {
+  return guarded(L, [&] {
+    self(L, "detach_").detach_();
+    lua_settop(L, 1);
+    return 1;
+  });
+}
+
 int m_is_requires_grad(lua_State* L) {
   return guarded(L, [&] {
     lua_pushboolean(L, self(L, "is_requires_grad").requires_grad());
@@ -116,6 +125,8 @@ int m_backward(lua_State* L) {
 }
 
 const luaL_Reg kAutogradMethods[] = {{"requires_grad", m_requires_grad},
+                                     {"requires_grad_", m_requires_grad},
+                                     {"detach_", m_detach_},
                                      {"is_requires_grad", m_is_requires_grad},
                                      {"backward", m_backward},
                                      {nullptr, nullptr}};

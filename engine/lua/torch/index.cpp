@@ -5,6 +5,7 @@
 
 #include "engine/core/format.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/lua/surface/missing_names.hpp"
 
 namespace engine::lua {
 namespace {
@@ -100,15 +101,35 @@ std::vector<TensorIndex> read_index(lua_State* L, int index, const Tensor& t) {
   return out;
 }
 
+// x.grad = g (or nil), x.data = y: PyTorch's assignable attributes.
+void set_tensor_field(lua_State* L, Tensor& t, const std::string& key) {
+  if (key == "grad") {
+    if (lua_isnil(L, 3)) {
+      t.mutable_grad() = Tensor();
+      return;
+    }
+    const auto& g = check_tensor(L, 3, "x.grad =");
+    if (!g.sizes().equals(t.sizes())) {
+      throw ArgumentError("x.grad = g: g's shape " + core::shape_string(g.sizes()) +
+                          " is not the tensor's " + core::shape_string(t.sizes()));
+    }
+    t.mutable_grad() = g;
+    return;
+  }
+  if (key == "data") {  // PyTorch's p.data = t: the values replaced, the tensor (and its
+    t.set_data(check_tensor(L, 3, "x.data ="));  // place in modules and optimizers) kept
+    return;
+  }
+  throw ArgumentError("cannot set field '" + key +
+                      "' of a Tensor (its settable fields are grad and data)");
+}
+
 int tensor_newindex(lua_State* L) {
   return guarded(L, [&] {
     auto& t = check_tensor(L, 1, "index assignment");
     if (lua_type(L, 2) == LUA_TSTRING) {
-      if (std::string(lua_tostring(L, 2)) == "grad" && lua_isnil(L, 3)) {
-        t.mutable_grad() = Tensor();
-        return 0;
-      }
-      throw ArgumentError(std::string("cannot set field '") + lua_tostring(L, 2) + "' of a Tensor");
+      set_tensor_field(L, t, lua_tostring(L, 2));
+      return 0;
     }
     auto idx = read_index(L, 2, t);
     torch::NoGradGuard no_grad;
@@ -380,31 +401,60 @@ const luaL_Reg kIndexMethods[] = {{"scatter_", m_scatter_},
                                   {"unflatten", m_unflatten},
                                   {nullptr, nullptr}};
 const luaL_Reg kIndexMeta[] = {{"__newindex", tensor_newindex}, {nullptr, nullptr}};
+
+// PyTorch's tensor attributes that are values, not methods.
+const char* const kTensorFields[] = {"grad", "data", "shape",   "T",
+                                     "mT",   "ndim", "is_cuda", "is_leaf"};
+
+// Pushes x.<key> for one of kTensorFields; false for another key.
+bool push_tensor_field(lua_State* L, const Tensor& t, const std::string& key) {
+  if (key == "grad") {
+    if (t.grad().defined()) {
+      push_tensor(L, t.grad());
+    } else {
+      lua_pushnil(L);  // PyTorch's None: no gradient yet
+    }
+  } else if (key == "data") {
+    push_tensor(L, t.variable_data());  // the values, outside autograd (PyTorch's .data)
+  } else if (key == "shape") {
+    push_shape(L, t.sizes());
+  } else if (key == "T") {  // every dimension reversed
+    std::vector<int64_t> order(static_cast<size_t>(t.dim()));
+    for (int64_t i = 0; i < t.dim(); ++i) order[static_cast<size_t>(i)] = t.dim() - 1 - i;
+    push_tensor(L, t.permute(order));
+  } else if (key == "mT") {
+    push_tensor(L, t.transpose(-2, -1));
+  } else if (key == "ndim") {
+    lua_pushnumber(L, static_cast<double>(t.dim()));
+  } else if (key == "is_cuda") {
+    lua_pushboolean(L, t.is_cuda());
+  } else if (key == "is_leaf") {
+    lua_pushboolean(L, t.is_leaf());
+  } else {
+    return false;
+  }
+  return true;
+}
 const luaL_Reg kIndexFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 
 int tensor_index(lua_State* L) {
-  // Methods first: x:sum(), x.grad, then positional indexing.
+  // Methods first: x:sum(), then PyTorch's attributes (x.grad, x.shape), then positional
+  // indexing. Any other name is an error naming it.
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
     if (!lua_isnil(L, -1)) return 1;
     lua_pop(L, 1);
-    const char* key = lua_tostring(L, 2);
-    if (std::string(key) == "grad") {
-      return guarded(L, [&] {
-        auto& t = check_tensor(L, 1, "grad");
-        if (t.grad().defined()) {
-          push_tensor(L, t.grad());
-        } else {
-          lua_pushnil(L);
-        }
-        return 1;
-      });
-    }
-    lua_pushnil(L);
-    return 1;
+    return guarded(L, [&] {
+      auto& t = check_tensor(L, 1, "index");
+      const std::string key = lua_tostring(L, 2);
+      if (push_tensor_field(L, t, key)) return 1;
+      auto known = table_keys(L, lua_upvalueindex(1));
+      for (const char* field : kTensorFields) known.emplace_back(field);
+      throw ArgumentError(missing_name_message("Tensor", key, known, "x:"));
+    });
   }
   return guarded(L, [&] {
     auto& t = check_tensor(L, 1, "index");

@@ -8,6 +8,7 @@
 #include "engine/core/numbers.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/torch/serialize.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
 
 namespace engine::lua {
@@ -22,12 +23,14 @@ std::string child_path(const std::string& path, const std::string& key) {
 }
 
 void write_value(lua_State* L, int index, hid_t parent, const std::string& name,
-                 const std::string& path, int depth);
+                 const std::string& path, int depth, const std::string& who);
 
-// The group of a table: string keys, or integer keys 1..n (a list).
-void write_table(lua_State* L, int index, hid_t group, const std::string& path, int depth) {
+// The group of a table: string keys, or integer keys 1..n (a list). `who` starts every error
+// ("torch.save", "ctx.state").
+void write_table(lua_State* L, int index, hid_t group, const std::string& path, int depth,
+                 const std::string& who) {
   if (depth > kMaxDepth) {
-    throw ArgumentError("torch.save: tables nested deeper than " + std::to_string(kMaxDepth) +
+    throw ArgumentError(who + ": tables nested deeper than " + std::to_string(kMaxDepth) +
                         " levels (a cycle?) at '" + path + "'");
   }
   index = absolute_index(L, index);
@@ -43,16 +46,14 @@ void write_table(lua_State* L, int index, hid_t group, const std::string& path, 
       key = std::to_string(*core::exact_int64(lua_tonumber(L, -2)));
     } else {
       lua_pop(L, 2);
-      throw ArgumentError("torch.save: only string and integer keys can be saved (at '" + path +
-                          "')");
+      throw ArgumentError(who + ": only string and integer keys can be saved (at '" + path + "')");
     }
     if (key.empty() || key.find('/') != std::string::npos || key == ".") {
       lua_pop(L, 2);
-      throw ArgumentError("torch.save: key '" + key + "' at '" + path +
-                          "' cannot name an HDF5 object");
+      throw ArgumentError(who + ": key '" + key + "' at '" + path + "' cannot name an HDF5 object");
     }
     try {
-      write_value(L, -1, group, key, child_path(path, key), depth + 1);
+      write_value(L, -1, group, key, child_path(path, key), depth + 1, who);
     } catch (...) {
       lua_pop(L, 2);
       throw;
@@ -65,7 +66,7 @@ void write_table(lua_State* L, int index, hid_t group, const std::string& path, 
 }
 
 void write_value(lua_State* L, int index, hid_t parent, const std::string& name,
-                 const std::string& path, int depth) {
+                 const std::string& path, int depth, const std::string& who) {
   index = absolute_index(L, index);
   if (auto* t = test_tensor(L, index)) {
     io::write_tensor(parent, name, *t);
@@ -86,23 +87,21 @@ void write_value(lua_State* L, int index, hid_t parent, const std::string& name,
     }
     case LUA_TTABLE: {
       auto group = h5::create_group(parent, name);
-      write_table(L, index, group.get(), path, depth);
+      write_table(L, index, group.get(), path, depth, who);
       return;
     }
     default:
-      throw ArgumentError("torch.save: cannot save a " + type_name(L, index) + " (at '" +
+      throw ArgumentError(who + ": cannot save a " + type_name(L, index) + " (at '" +
                           (path.empty() ? name : path) +
                           "'); tensors, numbers, strings, booleans and tables can be saved");
   }
 }
 
-void push_group(lua_State* L, hid_t group);
-
 void push_node(lua_State* L, hid_t parent, const std::string& name) {
   switch (io::node_kind(parent, name)) {
     case io::NodeKind::kGroup: {
       auto group = h5::open_group(parent, name);
-      push_group(L, group.get());
+      push_lua_group(L, group.get());
       return;
     }
     case io::NodeKind::kTensor:
@@ -122,7 +121,9 @@ void push_node(lua_State* L, hid_t parent, const std::string& name) {
   }
 }
 
-void push_group(lua_State* L, hid_t group) {
+}  // namespace
+
+void push_lua_group(lua_State* L, hid_t group) {
   const bool list = io::has_attribute(group, "lua_list");
   lua_newtable(L);
   for (const auto& name : io::members(group)) {
@@ -136,15 +137,21 @@ void push_group(lua_State* L, hid_t group) {
   }
 }
 
+void write_lua_table(lua_State* L, int index, hid_t group, const std::string& who) {
+  write_table(L, index, group, "", 0, who);
+}
+
+namespace {
+
 int t_save(lua_State* L) {
   return guarded(L, [&] {
     const std::string path = check_string(L, 1, "torch.save");
     if (lua_isnone(L, 2)) throw ArgumentError("torch.save(path, value): value is missing");
     auto file = h5::create_file(path, /*overwrite=*/true);
     if (lua_istable(L, 2) && !test_tensor(L, 2)) {
-      write_table(L, 2, file.get(), "", 0);
+      write_table(L, 2, file.get(), "", 0, "torch.save");
     } else {
-      write_value(L, 2, file.get(), "value", "", 0);
+      write_value(L, 2, file.get(), "value", "", 0, "torch.save");
       h5::write_attribute(file.get(), "lua_single", true);
     }
     return 0;
@@ -160,7 +167,7 @@ int t_load(lua_State* L) {
       if (io::has_attribute(file.get(), "lua_single")) {
         push_node(L, file.get(), "value");
       } else {
-        push_group(L, file.get());
+        push_lua_group(L, file.get());
       }
       return 1;
     });

@@ -1,0 +1,137 @@
+-- PyTorch's names as a script reaches them: a missing name is an error naming it (never a silent
+-- nil), layers' attributes read and assigned as in PyTorch (weight tying), tensors' attributes
+-- (.data, .shape, .T) and in-place detach (issue 55, items 2 and 3).
+local here = arg[0]:match('(.*/)')
+package.path = here .. '?.lua;' .. package.path
+local spec = require 'spec'
+local torch, nn, optim = require 'torch', require 'nn', require 'optim'
+
+spec.describe('a missing name', function()
+  spec.it('in a library: PyTorch\'s name and the nearest names, at the script\'s line', function()
+    spec.fails(function() return nn.Linaer end, 'names_spec.lua:', "nn has no 'Linaer'",
+      'did you mean nn.Linear?')
+    spec.fails(function() return nn.F.reluu end, "nn.F has no 'reluu'", 'nn.F.relu')
+    spec.fails(function() return torch.arangee end, "torch has no 'arangee'", 'torch.arange')
+    spec.fails(function() return optim.Adamm end, "optim has no 'Adamm'", 'optim.Adam')
+    spec.fails(function() return torch.linalg.nrm end, "torch.linalg has no 'nrm'")
+    -- a PyTorch name the engine leaves out on purpose says what stands for it
+    spec.fails(function() return nn.DataParallel end,
+      "nn has no 'DataParallel' (torch.nn.DataParallel)", 'engine train --nproc')
+    -- rawget still reads a field that may be absent
+    spec.equal(rawget(nn, 'NoSuchLayer'), nil)
+  end)
+  spec.it('on a tensor', function()
+    local x = torch.ones(2)
+    spec.fails(function() return x.sizee end, "Tensor has no 'sizee'", 'did you mean x:size?')
+    spec.fails(function() return x:sizee() end, "Tensor has no 'sizee'")
+    spec.fails(function() x.foo = 1 end, "cannot set field 'foo' of a Tensor")
+  end)
+  spec.it('on a built-in layer', function()
+    local lin = nn.Linear(3, 2)
+    spec.fails(function() return lin.wieght end, "Linear has no 'wieght'", 'did you mean m.weight?')
+    spec.fails(function() lin.scale = 2 end, "cannot set field 'scale' of Linear",
+      '(weight, bias)', 'nn.Module:extend')
+  end)
+end)
+
+spec.describe('a layer\'s attributes', function()
+  spec.it('read: parameters, an empty bias, buffers, options, children', function()
+    local lin = nn.Linear(3, 2)
+    spec.same_list(lin.weight:size(), {2, 3})
+    spec.same_list(lin.bias:size(), {2})
+    spec.equal(nn.Linear(3, 2, {bias = false}).bias, nil)  -- PyTorch's None
+    spec.equal(lin.in_features, 3)
+    spec.equal(lin.out_features, 2)
+    local bn = nn.BatchNorm2d(4)
+    spec.same_list(bn.running_mean:size(), {4})
+    spec.equal(bn.num_features, 4)
+    local conv = nn.Conv2d(1, 8, 3, {stride = 2})
+    spec.same_list(conv.kernel_size, {3, 3})
+    spec.same_list(conv.stride, {2, 2})
+    local lstm = nn.LSTM(3, 5, {num_layers = 2})
+    spec.same_list(lstm.weight_ih_l1:size(), {20, 5})
+    spec.equal(lstm.hidden_size, 5)
+    local layer = nn.TransformerEncoderLayer(8, 2, {dim_feedforward = 16})
+    spec.same_list(layer.linear1.weight:size(), {16, 8})
+    spec.same_list(layer.self_attn.in_proj_weight:size(), {24, 8})
+  end)
+  spec.it('a parameter read is the layer\'s own tensor: changes to it are the layer\'s', function()
+    local lin = nn.Linear(2, 1)
+    torch.no_grad(function() lin.weight:fill_(1); lin.bias:zero_() end)
+    spec.equal(lin(torch.ones(1, 2)):item(), 2)
+  end)
+  spec.it('assigned: weight tying shares one tensor, counted, stepped and saved once', function()
+    local Net = nn.Module:extend('TiedNet')
+    function Net:init()
+      self.encoder = nn.Embedding(10, 4)
+      self.decoder = nn.Linear(4, 10)
+      self.decoder.weight = self.encoder.weight
+    end
+    function Net:forward(x) return self.decoder(self.encoder(x)) end
+    local net = Net()
+    local names = {}
+    for name in net:named_parameters() do names[#names + 1] = name end
+    spec.same_list(names, {'encoder.weight', 'decoder.bias'})
+    spec.equal(#net:parameters(), 2)
+    spec.equal(net:num_parameters(), 10 * 4 + 10)
+    local sd = net:state_dict()  -- PyTorch's state_dict keeps both keys
+    spec.equal(torch.equal(sd['encoder.weight'], sd['decoder.weight']), true)
+    local opt = optim.SGD(net, {lr = 0.5})
+    local out = net(torch.tensor({{1, 2, 3}}, {dtype = 'int64'}))
+    out:sum():backward()
+    opt:step()
+    spec.equal(torch.equal(net.encoder.weight, net.decoder.weight), true)
+    -- the tied gradient is the sum of both uses: one SGD step moved the tensor once
+    local path = os.getenv('ENGINE_TEST_TMP') or '/tmp'
+    torch.save(path .. '/tied.h5', net:state_dict())
+    local back = torch.load(path .. '/tied.h5')
+    spec.equal(torch.equal(back['decoder.weight'], net.encoder.weight), true)
+  end)
+  spec.it('a layer\'s parameter assigned to a Lua module\'s field registers there', function()
+    local Head = nn.Module:extend('SharedHead')
+    function Head:init(lin)
+      self.lin = lin
+      self.w = lin.weight  -- a Parameter, as in PyTorch: registered under 'w'
+    end
+    function Head:forward(x) return x:matmul(self.w:t()) end
+    local head = Head(nn.Linear(3, 2))
+    local names = {}
+    for name in head:named_parameters() do names[#names + 1] = name end
+    spec.same_list(names, {'w', 'lin.bias'})  -- own parameters first, a shared one once (PyTorch)
+    spec.equal(#head:parameters(), 2)
+  end)
+  spec.it('assignment errors: a computed tensor, a slot that does not exist', function()
+    local lin = nn.Linear(2, 2)
+    spec.fails(function() lin.weight = lin.weight * 2 end, 'a parameter must be a leaf')
+    spec.fails(function() lin.weight = 3 end, "bad argument #3 to 'm.weight ='")
+    lin.bias = nil
+    spec.equal(lin.bias, nil)
+    spec.same_list(lin(torch.zeros(1, 2)):size(), {1, 2})
+  end)
+end)
+
+spec.describe('tensor attributes', function()
+  spec.it('.data, .shape, .ndim, .T, .is_leaf, .grad = g, detach_, requires_grad_', function()
+    local x = torch.randn(2, 3):requires_grad_()
+    local y = x * 2
+    spec.equal(x.is_leaf, true)
+    spec.equal(y.is_leaf, false)
+    spec.same_list(x.shape, {2, 3})
+    spec.equal(x.ndim, 2)
+    spec.same_list(x.T:size(), {3, 2})
+    local d = y.data
+    spec.equal(d:is_requires_grad(), false)
+    d:zero_()  -- the same values: y sees it
+    spec.equal(y:abs():sum():item(), 0)
+    x.data = torch.ones(2, 3)
+    spec.equal(x:sum():item(), 6)
+    spec.equal(x:is_requires_grad(), true)
+    x.grad = torch.ones(2, 3)
+    spec.equal(x.grad:sum():item(), 6)
+    spec.fails(function() x.grad = torch.ones(3) end, "x.grad = g: g's shape [3]")
+    y:detach_()
+    spec.equal(y:is_requires_grad(), false)
+  end)
+end)
+
+spec.finish()
