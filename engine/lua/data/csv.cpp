@@ -244,17 +244,17 @@ int p_classes(lua_State* L) {
   });
 }
 
-const luaL_Reg kCsvFunctions[] = {{"csv", d_csv}, {nullptr, nullptr}};
-const luaL_Reg kCsvPipelineMethods[] = {
+const Binding kCsvFunctions[] = {{"csv", d_csv}, {nullptr, nullptr}};
+const Binding kCsvPipelineMethods[] = {
     {"stats", p_stats}, {"classes", p_classes}, {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* csv_functions() {
+const Binding* csv_functions() {
   return kCsvFunctions;
 }
 
-const luaL_Reg* csv_pipeline_methods() {
+const Binding* csv_pipeline_methods() {
   return kCsvPipelineMethods;
 }
 

@@ -32,9 +32,9 @@ inline std::string find(lua_State* L, const std::string& name) {
   return data::find_dataset(name, data::dataset_roots(Runtime::from(L).options().dataset_dirs));
 }
 
-const luaL_Reg* sources_functions();     // data.mnist, data.find, ... (sources.cpp)
-const luaL_Reg* csv_functions();         // data.csv (csv.cpp)
-const luaL_Reg* csv_pipeline_methods();  // ds:stats(), ds:classes() (csv.cpp)
-const luaL_Reg* transforms_functions();  // data.normalize, ... (transforms.cpp)
+const Binding* sources_functions();     // data.mnist, data.find, ... (sources.cpp)
+const Binding* csv_functions();         // data.csv (csv.cpp)
+const Binding* csv_pipeline_methods();  // ds:stats(), ds:classes() (csv.cpp)
+const Binding* transforms_functions();  // data.normalize, ... (transforms.cpp)
 
 }  // namespace engine::lua

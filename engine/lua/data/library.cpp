@@ -203,7 +203,7 @@ int p_iter(lua_State* L) {
   });
 }
 
-const luaL_Reg kPipelineMethods[] = {
+const Binding kPipelineMethods[] = {
     {"map", p_map},     {"shuffle", p_shuffle}, {"batch", p_batch},       {"take", p_take},
     {"shard", p_shard}, {"split", p_split},     {"prefetch", p_prefetch}, {"workers", p_workers},
     {"size", p_size},   {"iter", p_iter},       {nullptr, nullptr}};
@@ -219,8 +219,8 @@ int open_data(lua_State* L) {
   define_type(L, TransformBox::kTypeName, nullptr, nullptr, gc_userdata<TransformBox>);
   define_type(L, ReaderBox::kTypeName, nullptr, nullptr, gc_userdata<ReaderBox>);
   lua_newtable(L);
-  for (const luaL_Reg* functions : {sources_functions(), csv_functions(), transforms_functions()}) {
-    luaL_setfuncs(L, functions, 0);
+  for (const Binding* functions : {sources_functions(), csv_functions(), transforms_functions()}) {
+    set_bindings(L, functions);
   }
   return 1;
 }

@@ -226,22 +226,22 @@ int d_hdf5(lua_State* L) {
   });
 }
 
-const luaL_Reg kSourceFunctions[] = {{"find", d_find},
-                                     {"mnist", d_mnist},
-                                     {"cifar10", d_cifar10},
-                                     {"cifar100", d_cifar100},
-                                     {"image_folder", d_image_folder},
-                                     {"caffe_lmdb", d_caffe_lmdb},
-                                     {"load_image", d_load_image},
-                                     {"save_image", d_save_image},
-                                     {"hdf5", d_hdf5},
-                                     {"tensors", d_tensors},
-                                     {"synthetic", d_synthetic},
-                                     {nullptr, nullptr}};
+const Binding kSourceFunctions[] = {{"find", d_find},
+                                    {"mnist", d_mnist},
+                                    {"cifar10", d_cifar10},
+                                    {"cifar100", d_cifar100},
+                                    {"image_folder", d_image_folder},
+                                    {"caffe_lmdb", d_caffe_lmdb},
+                                    {"load_image", d_load_image},
+                                    {"save_image", d_save_image},
+                                    {"hdf5", d_hdf5},
+                                    {"tensors", d_tensors},
+                                    {"synthetic", d_synthetic},
+                                    {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* sources_functions() {
+const Binding* sources_functions() {
   return kSourceFunctions;
 }
 

@@ -107,20 +107,20 @@ int d_compose(lua_State* L) {
   });
 }
 
-const luaL_Reg kTransformFunctions[] = {{"normalize", d_normalize},
-                                        {"resize", d_resize},
-                                        {"center_crop", d_center_crop},
-                                        {"random_crop", d_random_crop},
-                                        {"random_resized_crop", d_random_resized_crop},
-                                        {"random_flip", d_random_flip},
-                                        {"to_float", d_to_float},
-                                        {"one_hot", d_one_hot},
-                                        {"compose", d_compose},
-                                        {nullptr, nullptr}};
+const Binding kTransformFunctions[] = {{"normalize", d_normalize},
+                                       {"resize", d_resize},
+                                       {"center_crop", d_center_crop},
+                                       {"random_crop", d_random_crop},
+                                       {"random_resized_crop", d_random_resized_crop},
+                                       {"random_flip", d_random_flip},
+                                       {"to_float", d_to_float},
+                                       {"one_hot", d_one_hot},
+                                       {"compose", d_compose},
+                                       {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* transforms_functions() {
+const Binding* transforms_functions() {
   return kTransformFunctions;
 }
 

@@ -234,38 +234,38 @@ int f_interpolate(lua_State* L) {
   });
 }
 
-const luaL_Reg kFunctionalFunctions[] = {{"relu", f_relu},
-                                         {"gelu", f_gelu},
-                                         {"silu", f_silu},
-                                         {"sigmoid", f_sigmoid},
-                                         {"tanh", f_tanh},
-                                         {"softmax", f_softmax},
-                                         {"log_softmax", f_log_softmax},
-                                         {"dropout", f_dropout},
-                                         {"linear", f_linear},
-                                         {"conv1d", f_conv1d},
-                                         {"conv2d", f_conv2d},
-                                         {"max_pool2d", f_max_pool2d},
-                                         {"avg_pool2d", f_avg_pool2d},
-                                         {"batch_norm", f_batch_norm},
-                                         {"layer_norm", f_layer_norm},
-                                         {"embedding", f_embedding},
-                                         {"nll_loss", f_nll_loss},
-                                         {"cross_entropy", f_cross_entropy},
-                                         {"mse_loss", f_mse_loss},
-                                         {"l1_loss", f_l1_loss},
-                                         {"smooth_l1_loss", f_smooth_l1_loss},
-                                         {"binary_cross_entropy_with_logits", f_bce_with_logits},
-                                         {"pad", f_pad},
-                                         {"interpolate", f_interpolate},
-                                         {nullptr, nullptr}};
+const Binding kFunctionalFunctions[] = {{"relu", f_relu},
+                                        {"gelu", f_gelu},
+                                        {"silu", f_silu},
+                                        {"sigmoid", f_sigmoid},
+                                        {"tanh", f_tanh},
+                                        {"softmax", f_softmax},
+                                        {"log_softmax", f_log_softmax},
+                                        {"dropout", f_dropout},
+                                        {"linear", f_linear},
+                                        {"conv1d", f_conv1d},
+                                        {"conv2d", f_conv2d},
+                                        {"max_pool2d", f_max_pool2d},
+                                        {"avg_pool2d", f_avg_pool2d},
+                                        {"batch_norm", f_batch_norm},
+                                        {"layer_norm", f_layer_norm},
+                                        {"embedding", f_embedding},
+                                        {"nll_loss", f_nll_loss},
+                                        {"cross_entropy", f_cross_entropy},
+                                        {"mse_loss", f_mse_loss},
+                                        {"l1_loss", f_l1_loss},
+                                        {"smooth_l1_loss", f_smooth_l1_loss},
+                                        {"binary_cross_entropy_with_logits", f_bce_with_logits},
+                                        {"pad", f_pad},
+                                        {"interpolate", f_interpolate},
+                                        {nullptr, nullptr}};
 
 }  // namespace
 
 void add_functional(lua_State* L, int library) {
   library = absolute_index(L, library);
   lua_newtable(L);
-  luaL_setfuncs(L, kFunctionalFunctions, 0);
+  set_bindings(L, kFunctionalFunctions);
   lua_setfield(L, library, "F");
 }
 

@@ -135,27 +135,27 @@ int i_calculate_gain(lua_State* L) {
   });
 }
 
-const luaL_Reg kInit[] = {{"uniform_", i_uniform},
-                          {"normal_", i_normal},
-                          {"constant_", i_constant},
-                          {"zeros_", i_zeros},
-                          {"ones_", i_ones},
-                          {"eye_", i_eye},
-                          {"xavier_uniform_", i_xavier_uniform},
-                          {"xavier_normal_", i_xavier_normal},
-                          {"kaiming_uniform_", i_kaiming_uniform},
-                          {"kaiming_normal_", i_kaiming_normal},
-                          {"orthogonal_", i_orthogonal},
-                          {"trunc_normal_", i_trunc_normal},
-                          {"calculate_gain", i_calculate_gain},
-                          {nullptr, nullptr}};
+const Binding kInit[] = {{"uniform_", i_uniform},
+                         {"normal_", i_normal},
+                         {"constant_", i_constant},
+                         {"zeros_", i_zeros},
+                         {"ones_", i_ones},
+                         {"eye_", i_eye},
+                         {"xavier_uniform_", i_xavier_uniform},
+                         {"xavier_normal_", i_xavier_normal},
+                         {"kaiming_uniform_", i_kaiming_uniform},
+                         {"kaiming_normal_", i_kaiming_normal},
+                         {"orthogonal_", i_orthogonal},
+                         {"trunc_normal_", i_trunc_normal},
+                         {"calculate_gain", i_calculate_gain},
+                         {nullptr, nullptr}};
 
 }  // namespace
 
 void add_init(lua_State* L, int library) {
   library = absolute_index(L, library);
   lua_newtable(L);
-  luaL_setfuncs(L, kInit, 0);
+  set_bindings(L, kInit);
   lua_setfield(L, library, "init");
 }
 

@@ -134,18 +134,18 @@ int metric_topk(lua_State* L) {
   });
 }
 
-const luaL_Reg kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
-                             {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
-                             {"MSELoss", l_loss<nn::Loss::Kind::kMse>},
-                             {"L1Loss", l_loss<nn::Loss::Kind::kL1>},
-                             {"SmoothL1Loss", l_loss<nn::Loss::Kind::kSmoothL1>},
-                             {"BCEWithLogitsLoss", l_loss<nn::Loss::Kind::kBceWithLogits>},
-                             {"new_lua_module", c_new_lua_module},
-                             {"register", c_register},
-                             {"is_module", c_is_module},
-                             {"register_parameter", c_register_parameter},
-                             {"register_buffer", c_register_buffer},
-                             {nullptr, nullptr}};
+const Binding kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
+                            {"CrossEntropyLoss", l_loss<nn::Loss::Kind::kCrossEntropy>},
+                            {"MSELoss", l_loss<nn::Loss::Kind::kMse>},
+                            {"L1Loss", l_loss<nn::Loss::Kind::kL1>},
+                            {"SmoothL1Loss", l_loss<nn::Loss::Kind::kSmoothL1>},
+                            {"BCEWithLogitsLoss", l_loss<nn::Loss::Kind::kBceWithLogits>},
+                            {"new_lua_module", c_new_lua_module},
+                            {"register", c_register},
+                            {"is_module", c_is_module},
+                            {"register_parameter", c_register_parameter},
+                            {"register_buffer", c_register_buffer},
+                            {nullptr, nullptr}};
 
 }  // namespace
 
@@ -159,8 +159,8 @@ int open_nn_core(lua_State* L) {
   define_type(L, LossBox::kTypeName, nullptr, loss_meta, gc_userdata<LossBox>);
 
   lua_newtable(L);
-  luaL_setfuncs(L, layer_functions(), 0);
-  luaL_setfuncs(L, kLibrary, 0);
+  set_bindings(L, layer_functions());
+  set_bindings(L, kLibrary);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
   push_parameter_marks(L);

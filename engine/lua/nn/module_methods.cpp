@@ -353,21 +353,21 @@ int module_call(lua_State* L) {
   return m_forward(L);
 }
 
-const luaL_Reg kModuleMethods[] = {{"forward", m_forward},
-                                   {"parameters", m_parameters},
-                                   {"named_parameter_lists", m_named_lists<false>},
-                                   {"named_buffer_lists", m_named_lists<true>},
-                                   {"named_children_lists", m_named_children_lists},
-                                   {"state_dict", m_state_dict},
-                                   {"load_state_dict", m_load_state_dict},
-                                   {"train", m_train},
-                                   {"eval", m_eval},
-                                   {"is_training", m_is_training},
-                                   {"to", m_to},
-                                   {"zero_grad", m_zero_grad},
-                                   {"num_parameters", m_num_parameters},
-                                   {"add", m_add},
-                                   {nullptr, nullptr}};
+const Binding kModuleMethods[] = {{"forward", m_forward},
+                                  {"parameters", m_parameters},
+                                  {"named_parameter_lists", m_named_lists<false>},
+                                  {"named_buffer_lists", m_named_lists<true>},
+                                  {"named_children_lists", m_named_children_lists},
+                                  {"state_dict", m_state_dict},
+                                  {"load_state_dict", m_load_state_dict},
+                                  {"train", m_train},
+                                  {"eval", m_eval},
+                                  {"is_training", m_is_training},
+                                  {"to", m_to},
+                                  {"zero_grad", m_zero_grad},
+                                  {"num_parameters", m_num_parameters},
+                                  {"add", m_add},
+                                  {nullptr, nullptr}};
 const luaL_Reg kModuleMeta[] = {{"__call", module_call},
                                 {"__tostring", m_tostring},
                                 {"__len", m_len},
@@ -409,7 +409,7 @@ int module_index(lua_State* L) {
   });
 }
 
-const luaL_Reg* module_methods() {
+const Binding* module_methods() {
   return kModuleMethods;
 }
 

@@ -14,9 +14,9 @@
 namespace engine::lua {
 
 // nn.Linear, nn.Conv2d, ... nn.Sequential: the layers' constructors. (layers.cpp)
-const luaL_Reg* layer_functions();
+const Binding* layer_functions();
 // A module's methods and metamethods. (module_methods.cpp)
-const luaL_Reg* module_methods();
+const Binding* module_methods();
 const luaL_Reg* module_metamethods();
 // The module type's __index: its methods, then its children by name. (module_methods.cpp)
 int module_index(lua_State* L);

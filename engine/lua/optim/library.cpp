@@ -13,8 +13,8 @@ int open_optim(lua_State* L) {
               gc_userdata<OptimizerBox>);
   define_type(L, SchedulerBox::kTypeName, scheduler_methods(), nullptr, gc_userdata<SchedulerBox>);
   lua_newtable(L);
-  luaL_setfuncs(L, optimizer_functions(), 0);
-  luaL_setfuncs(L, scheduler_functions(), 0);
+  set_bindings(L, optimizer_functions());
+  set_bindings(L, scheduler_functions());
   return 1;
 }
 

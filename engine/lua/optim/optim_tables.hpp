@@ -9,10 +9,10 @@
 
 namespace engine::lua {
 
-const luaL_Reg* optimizer_functions();    // optim.SGD, optim.Adam, ...
-const luaL_Reg* optimizer_methods();      // opt:step(), opt:zero_grad(), ...
+const Binding* optimizer_functions();     // optim.SGD, optim.Adam, ...
+const Binding* optimizer_methods();       // opt:step(), opt:zero_grad(), ...
 const luaL_Reg* optimizer_metamethods();  // tostring(opt)
-const luaL_Reg* scheduler_functions();    // optim.StepLR, ... optim.ReduceLROnPlateau
-const luaL_Reg* scheduler_methods();      // scheduler:step(), scheduler:lr()
+const Binding* scheduler_functions();     // optim.StepLR, ... optim.ReduceLROnPlateau
+const Binding* scheduler_methods();       // scheduler:step(), scheduler:lr()
 
 }  // namespace engine::lua

@@ -330,20 +330,20 @@ int opt_tostring(lua_State* L) {
   });
 }
 
-const luaL_Reg kOptimizerFunctions[] = {
+const Binding kOptimizerFunctions[] = {
     {"SGD", o_sgd},         {"Adadelta", o_adadelta}, {"Adam", o_adam},   {"AdamW", o_adamw},
     {"Adagrad", o_adagrad}, {"RMSprop", o_rmsprop},   {"LBFGS", o_lbfgs}, {nullptr, nullptr}};
-const luaL_Reg kOptimizerMethods[] = {{"step", opt_step},     {"zero_grad", opt_zero_grad},
-                                      {"lr", opt_lr},         {"momentum", opt_momentum},
-                                      {"set_lr", opt_set_lr}, {nullptr, nullptr}};
+const Binding kOptimizerMethods[] = {{"step", opt_step},     {"zero_grad", opt_zero_grad},
+                                     {"lr", opt_lr},         {"momentum", opt_momentum},
+                                     {"set_lr", opt_set_lr}, {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* optimizer_functions() {
+const Binding* optimizer_functions() {
   return kOptimizerFunctions;
 }
-const luaL_Reg* optimizer_methods() {
+const Binding* optimizer_methods() {
   return kOptimizerMethods;
 }
 const luaL_Reg* optimizer_metamethods() {

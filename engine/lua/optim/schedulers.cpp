@@ -253,24 +253,24 @@ int sched_lr(lua_State* L) {
   });
 }
 
-const luaL_Reg kSchedulerFunctions[] = {{"StepLR", o_step_lr},
-                                        {"ExponentialLR", o_exponential_lr},
-                                        {"MultiStepLR", o_multi_step_lr},
-                                        {"CosineAnnealingLR", o_cosine_annealing_lr},
-                                        {"LinearLR", o_linear_lr},
-                                        {"LambdaLR", o_lambda_lr},
-                                        {"SequentialLR", o_sequential_lr},
-                                        {"OneCycleLR", o_one_cycle_lr},
-                                        {"ReduceLROnPlateau", o_plateau},
-                                        {nullptr, nullptr}};
-const luaL_Reg kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
+const Binding kSchedulerFunctions[] = {{"StepLR", o_step_lr},
+                                       {"ExponentialLR", o_exponential_lr},
+                                       {"MultiStepLR", o_multi_step_lr},
+                                       {"CosineAnnealingLR", o_cosine_annealing_lr},
+                                       {"LinearLR", o_linear_lr},
+                                       {"LambdaLR", o_lambda_lr},
+                                       {"SequentialLR", o_sequential_lr},
+                                       {"OneCycleLR", o_one_cycle_lr},
+                                       {"ReduceLROnPlateau", o_plateau},
+                                       {nullptr, nullptr}};
+const Binding kSchedulerMethods[] = {{"step", sched_step}, {"lr", sched_lr}, {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* scheduler_functions() {
+const Binding* scheduler_functions() {
   return kSchedulerFunctions;
 }
-const luaL_Reg* scheduler_methods() {
+const Binding* scheduler_methods() {
   return kSchedulerMethods;
 }
 

@@ -45,18 +45,18 @@ int e_threads(lua_State* L) {
   return 1;
 }
 
-const luaL_Reg kEngineFunctions[] = {{"debug", log<spdlog::level::debug>},
-                                     {"info", log<spdlog::level::info>},
-                                     {"warn", log<spdlog::level::warn>},
-                                     {"threads", e_threads},
-                                     {"clock", e_clock},
-                                     {nullptr, nullptr}};
+const Binding kEngineFunctions[] = {{"debug", log<spdlog::level::debug>},
+                                    {"info", log<spdlog::level::info>},
+                                    {"warn", log<spdlog::level::warn>},
+                                    {"threads", e_threads},
+                                    {"clock", e_clock},
+                                    {nullptr, nullptr}};
 
 }  // namespace
 
 int open_engine(lua_State* L) {
   lua_newtable(L);
-  luaL_setfuncs(L, kEngineFunctions, 0);
+  set_bindings(L, kEngineFunctions);
   lua_pushstring(L, core::engine_version().c_str());
   lua_setfield(L, -2, "version");
   lua_pushstring(L, core::torch_version().c_str());

@@ -14,6 +14,7 @@
 #include "engine/core/numbers.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
+#include "engine/lua/surface/missing_names.hpp"
 
 extern "C" {
 #include <luajit.h>
@@ -234,7 +235,36 @@ std::string current_exception_message(lua_State* L) {
   return message;
 }
 
-void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
+void set_bindings(lua_State* L, const Binding* bindings) {
+  for (const Binding* b = bindings; b && b->name; ++b) {
+    lua_pushcfunction(L, b->function);
+    lua_setfield(L, -2, b->name);
+  }
+}
+
+namespace {
+
+// __index of a type without one of its own: its methods (upvalue 1), and for any other name the
+// error naming it and the nearest methods (upvalue 2: the type's name, its label).
+int methods_or_error(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+  } else {
+    return 0;
+  }
+  return guarded(L, [&]() -> int {
+    const std::string label = lua_tostring(L, lua_upvalueindex(2));
+    throw ArgumentError(missing_name_message(
+        label, lua_tostring(L, 2), table_keys(L, lua_upvalueindex(1)), method_prefix(label)));
+  });
+}
+
+}  // namespace
+
+void define_type(lua_State* L, const char* name, const Binding* methods, const luaL_Reg* meta,
                  lua_CFunction gc, lua_CFunction index) {
   if (!luaL_newmetatable(L, name)) {
     lua_pop(L, 1);
@@ -249,19 +279,24 @@ void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const 
   lua_pushstring(L, name);
   lua_setfield(L, -2, "__name");
   lua_newtable(L);
-  if (methods) luaL_setfuncs(L, methods, 0);
+  if (methods) set_bindings(L, methods);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__methods");
-  if (index) lua_pushcclosure(L, index, 1);
+  if (index) {
+    lua_pushcclosure(L, index, 1);
+  } else {
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, methods_or_error, 2);
+  }
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 }
 
-void extend_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta) {
+void extend_type(lua_State* L, const char* name, const Binding* methods, const luaL_Reg* meta) {
   push_metatable(L, name);
   if (meta) luaL_setfuncs(L, meta, 0);
   lua_getfield(L, -1, "__methods");
-  if (methods) luaL_setfuncs(L, methods, 0);
+  if (methods) set_bindings(L, methods);
   lua_pop(L, 2);
 }
 

@@ -159,15 +159,30 @@ int gc_userdata(lua_State* L) {
   return 0;
 }
 
+// A function of the Lua surface as its table declares it: its Lua name and C function and, where
+// they are not the defaults, the PyTorch name it stands for ("" = the same name in its library's
+// PyTorch namespace: nn.Linear is torch.nn.Linear) and what differs from PyTorch's ("" =
+// nothing beyond the Lua conventions). A table of them ends with {nullptr, nullptr}; the
+// coverage page and the missing-name errors read the same tables the libraries are built from
+// (engine/lua/surface).
+struct Binding {
+  const char* name;
+  lua_CFunction function;
+  const char* pytorch = "";
+  const char* note = "";
+};
+// Sets each binding's function into the table on top of the stack.
+void set_bindings(lua_State* L, const Binding* bindings);
+
 // Creates a type's metatable (once) with methods and metamethods; `name` must be the type's
 // kTypeName (its address is a registry key, see push_metatable). Methods are looked up through
 // __index; with `index` given, __index is that function with the methods table as upvalue 1
 // (for types that also answer x[i]). The methods table is also kept as field __methods.
-void define_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta,
+void define_type(lua_State* L, const char* name, const Binding* methods, const luaL_Reg* meta,
                  lua_CFunction gc, lua_CFunction index = nullptr);
 // Adds methods and metamethods (either may be nullptr) to a type define_type made, for
 // libraries whose bindings are spread over several files.
-void extend_type(lua_State* L, const char* name, const luaL_Reg* methods, const luaL_Reg* meta);
+void extend_type(lua_State* L, const char* name, const Binding* methods, const luaL_Reg* meta);
 
 template <class T, class... Args>
 T& push_new(lua_State* L, Args&&... args) {

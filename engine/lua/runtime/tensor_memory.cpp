@@ -288,12 +288,12 @@ void TensorScope::close(int first, int last) {
 }
 
 void add_memory_functions(lua_State* L, int library) {
-  const luaL_Reg functions[] = {
+  const Binding functions[] = {
       {"scope", t_scope}, {"memory_stats", t_memory_stats}, {nullptr, nullptr}};
-  const luaL_Reg methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
+  const Binding methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
   library = absolute_index(L, library);
   lua_pushvalue(L, library);
-  luaL_setfuncs(L, functions, 0);
+  set_bindings(L, functions);
   lua_pop(L, 1);
   extend_type(L, TensorBox::kTypeName, methods, nullptr);
 }

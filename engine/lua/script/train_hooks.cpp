@@ -128,12 +128,12 @@ LuaHooks::LuaHooks(Runtime& runtime, std::string script_path)
     : runtime_(runtime), path_(std::move(script_path)) {
   lua_State* L = runtime_.state();
   lua_newtable(L);
-  const luaL_Reg methods[] = {{"backward", ctx_backward},
-                              {"step", ctx_step},
-                              {"log", ctx_log},
-                              {"stop", ctx_stop},
-                              {nullptr, nullptr}};
-  luaL_setfuncs(L, methods, 0);
+  const Binding methods[] = {{"backward", ctx_backward},
+                             {"step", ctx_step},
+                             {"log", ctx_log},
+                             {"stop", ctx_stop},
+                             {nullptr, nullptr}};
+  set_bindings(L, methods);
   ctx_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 

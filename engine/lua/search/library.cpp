@@ -143,12 +143,12 @@ const search::Space* test_space(lua_State* L, int index) {
 
 int open_search(lua_State* L) {
   static const luaL_Reg meta[] = {{"__tostring", space_tostring}, {nullptr, nullptr}};
-  static const luaL_Reg functions[] = {
+  static const Binding functions[] = {
       {"const", s_const},     {"choice", s_choice}, {"grid", s_choice}, {"int", s_int},
       {"uniform", s_uniform}, {"log", s_log},       {nullptr, nullptr}};
   define_type(L, SpaceBox::kTypeName, nullptr, meta, gc_userdata<SpaceBox>);
   lua_newtable(L);
-  luaL_setfuncs(L, functions, 0);
+  set_bindings(L, functions);
   return 1;
 }
 

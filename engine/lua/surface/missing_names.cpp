@@ -101,6 +101,16 @@ std::string missing_name_message(const std::string& label, const std::string& na
   return text;
 }
 
+std::string method_prefix(const std::string& label) {
+  static const std::pair<const char*, const char*> kPrefixes[] = {
+      {"Tensor", "x:"}, {"Optimizer", "opt:"}, {"Scheduler", "sched:"}, {"Pipeline", "ds:"},
+      {"Module", "m:"}, {"Loss", "loss:"},     {"Space", "space:"}};
+  for (const auto& [type, prefix] : kPrefixes) {
+    if (label == type) return prefix;
+  }
+  return "x:";
+}
+
 std::vector<std::string> table_keys(lua_State* L, int index) {
   index = absolute_index(L, index);
   std::vector<std::string> keys;

@@ -23,6 +23,10 @@ std::string pytorch_name_of(const std::string& label, const std::string& name);
 std::string missing_name_message(const std::string& label, const std::string& name,
                                  const std::vector<std::string>& known, const std::string& shown);
 
+// How a value of the type `label` is written before its methods in a suggestion: "x:" for a
+// Tensor, "opt:" for an Optimizer, "ds:" for a Pipeline, "m:" for a Module...
+std::string method_prefix(const std::string& label);
+
 // Makes the table at index raise missing_name_message (at the script's line) for a string key it
 // lacks, and the plain tables among its fields that stand for PyTorch namespaces too (nn.F,
 // nn.init, torch.linalg). rawget(t, key) still reads a field that may be absent.

@@ -124,23 +124,23 @@ int m_backward(lua_State* L) {
   });
 }
 
-const luaL_Reg kAutogradMethods[] = {{"requires_grad", m_requires_grad},
-                                     {"requires_grad_", m_requires_grad},
-                                     {"detach_", m_detach_},
-                                     {"is_requires_grad", m_is_requires_grad},
-                                     {"backward", m_backward},
-                                     {nullptr, nullptr}};
+const Binding kAutogradMethods[] = {{"requires_grad", m_requires_grad},
+                                    {"requires_grad_", m_requires_grad},
+                                    {"detach_", m_detach_},
+                                    {"is_requires_grad", m_is_requires_grad},
+                                    {"backward", m_backward},
+                                    {nullptr, nullptr}};
 const luaL_Reg kAutogradMeta[] = {{nullptr, nullptr}};
-const luaL_Reg kAutogradFunctions[] = {{"no_grad", t_grad_mode<false>},
-                                       {"enable_grad", t_grad_mode<true>},
-                                       {"inference_mode", t_inference_mode},
-                                       {nullptr, nullptr}};
+const Binding kAutogradFunctions[] = {{"no_grad", t_grad_mode<false>},
+                                      {"enable_grad", t_grad_mode<true>},
+                                      {"inference_mode", t_inference_mode},
+                                      {nullptr, nullptr}};
 
-const luaL_Reg kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
+const Binding kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* autograd_functions() {
+const Binding* autograd_functions() {
   return kAutograd;
 }
 

@@ -322,35 +322,35 @@ int t_where(lua_State* L) {
   });
 }
 
-const luaL_Reg kConstructMethods[] = {{nullptr, nullptr}};
+const Binding kConstructMethods[] = {{nullptr, nullptr}};
 const luaL_Reg kConstructMeta[] = {{nullptr, nullptr}};
-const luaL_Reg kConstructFunctions[] = {{"tensor", t_tensor},
-                                        {"zeros", t_zeros},
-                                        {"ones", t_ones},
-                                        {"empty", t_empty},
-                                        {"full", t_full},
-                                        {"rand", t_rand},
-                                        {"randn", t_randn},
-                                        {"arange", t_arange},
-                                        {"linspace", t_linspace},
-                                        {"eye", t_eye},
-                                        {"manual_seed", t_manual_seed},
-                                        {"is_tensor", t_is_tensor},
-                                        {"cat", t_cat},
-                                        {"zeros_like", t_zeros_like},
-                                        {"ones_like", t_ones_like},
-                                        {"rand_like", t_rand_like},
-                                        {"randn_like", t_randn_like},
-                                        {"full_like", t_full_like},
-                                        {"randint", t_randint},
-                                        {"randperm", t_randperm},
-                                        {"logspace", t_logspace},
-                                        {"get_rng_state", t_get_rng_state},
-                                        {"set_rng_state", t_set_rng_state},
-                                        {"einsum", t_einsum},
-                                        {"stack", t_stack},
-                                        {"where", t_where},
-                                        {nullptr, nullptr}};
+const Binding kConstructFunctions[] = {{"tensor", t_tensor},
+                                       {"zeros", t_zeros},
+                                       {"ones", t_ones},
+                                       {"empty", t_empty},
+                                       {"full", t_full},
+                                       {"rand", t_rand},
+                                       {"randn", t_randn},
+                                       {"arange", t_arange},
+                                       {"linspace", t_linspace},
+                                       {"eye", t_eye},
+                                       {"manual_seed", t_manual_seed},
+                                       {"is_tensor", t_is_tensor},
+                                       {"cat", t_cat},
+                                       {"zeros_like", t_zeros_like},
+                                       {"ones_like", t_ones_like},
+                                       {"rand_like", t_rand_like},
+                                       {"randn_like", t_randn_like},
+                                       {"full_like", t_full_like},
+                                       {"randint", t_randint},
+                                       {"randperm", t_randperm},
+                                       {"logspace", t_logspace},
+                                       {"get_rng_state", t_get_rng_state},
+                                       {"set_rng_state", t_set_rng_state},
+                                       {"einsum", t_einsum},
+                                       {"stack", t_stack},
+                                       {"where", t_where},
+                                       {nullptr, nullptr}};
 
 }  // namespace
 

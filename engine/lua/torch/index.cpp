@@ -374,32 +374,32 @@ int m_unflatten(lua_State* L) {
   });
 }
 
-const luaL_Reg kIndexMethods[] = {{"scatter_", m_scatter_},
-                                  {"masked_fill_", m_masked_fill_},
-                                  {"size", m_size},
-                                  {"dim", m_dim},
-                                  {"numel", m_numel},
-                                  {"view", m_view},
-                                  {"reshape", m_reshape},
-                                  {"expand", m_expand},
-                                  {"flatten", m_flatten},
-                                  {"permute", m_permute},
-                                  {"transpose", m_transpose},
-                                  {"unsqueeze", m_unsqueeze},
-                                  {"squeeze", m_squeeze},
-                                  {"narrow", m_narrow},
-                                  {"select", m_select},
-                                  {"chunk", m_chunk},
-                                  {"index_select", m_index_select},
-                                  {"gather", m_gather},
-                                  {"scatter", m_scatter},
-                                  {"masked_fill", m_masked_fill},
-                                  {"masked_select", m_masked_select},
-                                  {"split", m_split},
-                                  {"repeat", m_repeat},
-                                  {"repeat_tensor", m_repeat},
-                                  {"unflatten", m_unflatten},
-                                  {nullptr, nullptr}};
+const Binding kIndexMethods[] = {{"scatter_", m_scatter_},
+                                 {"masked_fill_", m_masked_fill_},
+                                 {"size", m_size},
+                                 {"dim", m_dim},
+                                 {"numel", m_numel},
+                                 {"view", m_view},
+                                 {"reshape", m_reshape},
+                                 {"expand", m_expand},
+                                 {"flatten", m_flatten},
+                                 {"permute", m_permute},
+                                 {"transpose", m_transpose},
+                                 {"unsqueeze", m_unsqueeze},
+                                 {"squeeze", m_squeeze},
+                                 {"narrow", m_narrow},
+                                 {"select", m_select},
+                                 {"chunk", m_chunk},
+                                 {"index_select", m_index_select},
+                                 {"gather", m_gather},
+                                 {"scatter", m_scatter},
+                                 {"masked_fill", m_masked_fill},
+                                 {"masked_select", m_masked_select},
+                                 {"split", m_split},
+                                 {"repeat", m_repeat},
+                                 {"repeat_tensor", m_repeat},
+                                 {"unflatten", m_unflatten},
+                                 {nullptr, nullptr}};
 const luaL_Reg kIndexMeta[] = {{"__newindex", tensor_newindex}, {nullptr, nullptr}};
 
 // PyTorch's tensor attributes that are values, not methods.
@@ -435,7 +435,7 @@ bool push_tensor_field(lua_State* L, const Tensor& t, const std::string& key) {
   }
   return true;
 }
-const luaL_Reg kIndexFunctions[] = {{nullptr, nullptr}};
+const Binding kIndexFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 

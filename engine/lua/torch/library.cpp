@@ -52,12 +52,12 @@ int open_torch(lua_State* L) {
   push_metatable(L, TensorBox::kTypeName);
   lua_getfield(L, -1, "__methods");
   lua_newtable(L);  // the torch library
-  for (const TorchTables& part : parts) luaL_setfuncs(L, part.functions, 0);
+  for (const TorchTables& part : parts) set_bindings(L, part.functions);
   lua_newtable(L);  // torch.linalg
-  luaL_setfuncs(L, linalg_functions(), 0);
+  set_bindings(L, linalg_functions());
   lua_setfield(L, -2, "linalg");
   lua_newtable(L);  // torch.autograd
-  luaL_setfuncs(L, autograd_functions(), 0);
+  set_bindings(L, autograd_functions());
   lua_setfield(L, -2, "autograd");
   for (const char* name : kMirrored) {
     lua_getfield(L, -2, name);

@@ -112,23 +112,23 @@ int la_matrix_norm(lua_State* L) {
   });
 }
 
-const luaL_Reg kLinalg[] = {{"inv", la_inv},
-                            {"det", la_det},
-                            {"cholesky", la_cholesky},
-                            {"pinv", la_pinv},
-                            {"matrix_rank", la_matrix_rank},
-                            {"solve", la_solve},
-                            {"qr", la_qr},
-                            {"svd", la_svd},
-                            {"eigh", la_eigh},
-                            {"slogdet", la_slogdet},
-                            {"vector_norm", la_vector_norm},
-                            {"matrix_norm", la_matrix_norm},
-                            {nullptr, nullptr}};
+const Binding kLinalg[] = {{"inv", la_inv},
+                           {"det", la_det},
+                           {"cholesky", la_cholesky},
+                           {"pinv", la_pinv},
+                           {"matrix_rank", la_matrix_rank},
+                           {"solve", la_solve},
+                           {"qr", la_qr},
+                           {"svd", la_svd},
+                           {"eigh", la_eigh},
+                           {"slogdet", la_slogdet},
+                           {"vector_norm", la_vector_norm},
+                           {"matrix_norm", la_matrix_norm},
+                           {nullptr, nullptr}};
 
 }  // namespace
 
-const luaL_Reg* linalg_functions() {
+const Binding* linalg_functions() {
   return kLinalg;
 }
 

@@ -97,22 +97,22 @@ int m_extreme(lua_State* L) {
   });
 }
 
-const luaL_Reg kReduceMethods[] = {{"norm", m_norm},
-                                   {"sum", reduction<Reduce::kSum>},
-                                   {"mean", reduction<Reduce::kMean>},
-                                   {"prod", reduction<Reduce::kProd>},
-                                   {"std", reduction<Reduce::kStd>},
-                                   {"var", reduction<Reduce::kVar>},
-                                   {"logsumexp", reduction<Reduce::kLogsumexp>},
-                                   {"argmax", reduction<Reduce::kArgmax>},
-                                   {"argmin", reduction<Reduce::kArgmin>},
-                                   {"all", reduction<Reduce::kAll>},
-                                   {"any", reduction<Reduce::kAny>},
-                                   {"max", m_extreme<true>},
-                                   {"min", m_extreme<false>},
-                                   {nullptr, nullptr}};
+const Binding kReduceMethods[] = {{"norm", m_norm},
+                                  {"sum", reduction<Reduce::kSum>},
+                                  {"mean", reduction<Reduce::kMean>},
+                                  {"prod", reduction<Reduce::kProd>},
+                                  {"std", reduction<Reduce::kStd>},
+                                  {"var", reduction<Reduce::kVar>},
+                                  {"logsumexp", reduction<Reduce::kLogsumexp>},
+                                  {"argmax", reduction<Reduce::kArgmax>},
+                                  {"argmin", reduction<Reduce::kArgmin>},
+                                  {"all", reduction<Reduce::kAll>},
+                                  {"any", reduction<Reduce::kAny>},
+                                  {"max", m_extreme<true>},
+                                  {"min", m_extreme<false>},
+                                  {nullptr, nullptr}};
 const luaL_Reg kReduceMeta[] = {{nullptr, nullptr}};
-const luaL_Reg kReduceFunctions[] = {{nullptr, nullptr}};
+const Binding kReduceFunctions[] = {{nullptr, nullptr}};
 
 }  // namespace
 

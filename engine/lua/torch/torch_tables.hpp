@@ -31,9 +31,9 @@ int tensor_index(lua_State* L);
 // A concern's share: its tensor methods (x:name), metamethods and torch.* functions, each list
 // ending with {nullptr, nullptr}.
 struct TorchTables {
-  const luaL_Reg* methods;
+  const Binding* methods;
   const luaL_Reg* meta;
-  const luaL_Reg* functions;
+  const Binding* functions;
 };
 TorchTables construct_tables();
 TorchTables index_tables();
@@ -41,7 +41,7 @@ TorchTables math_tables();
 TorchTables reduce_tables();
 TorchTables autograd_tables();
 TorchTables convert_tables();
-const luaL_Reg* linalg_functions();    // torch.linalg
-const luaL_Reg* autograd_functions();  // torch.autograd
+const Binding* linalg_functions();    // torch.linalg
+const Binding* autograd_functions();  // torch.autograd
 
 }  // namespace engine::lua
