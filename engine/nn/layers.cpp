@@ -28,6 +28,38 @@ std::atomic<bool> dropout2d_rank_warned{false};
 
 }  // namespace
 
+UpsampleImpl::UpsampleImpl(std::vector<int64_t> size, std::vector<double> scale_factor,
+                           torch::nn::functional::InterpolateFuncOptions::mode_t mode,
+                           c10::optional<bool> align_corners)
+    : size_(std::move(size)),
+      scale_factor_(std::move(scale_factor)),
+      mode_(mode),
+      align_corners_(align_corners) {}
+
+torch::Tensor UpsampleImpl::forward(const torch::Tensor& input) {
+  const size_t spatial = static_cast<size_t>(std::max<int64_t>(input.dim() - 2, 1));
+  torch::nn::functional::InterpolateFuncOptions options;
+  if (!size_.empty()) {
+    options.size(size_.size() == 1 ? std::vector<int64_t>(spatial, size_[0]) : size_);
+  } else {
+    options.scale_factor(scale_factor_.size() == 1 ? std::vector<double>(spatial, scale_factor_[0])
+                                                   : scale_factor_);
+  }
+  options.mode(mode_);
+  if (align_corners_) options.align_corners(*align_corners_);
+  return torch::nn::functional::interpolate(input, options);
+}
+
+void UpsampleImpl::pretty_print(std::ostream& stream) const {
+  stream << "Upsample(";
+  if (!size_.empty()) {
+    stream << "size=" << c10::IntArrayRef(size_);
+  } else {
+    stream << "scale_factor=" << c10::ArrayRef<double>(scale_factor_);
+  }
+  stream << ", mode=" << torch::enumtype::get_enum_name(mode_) << ")";
+}
+
 torch::Tensor Dropout1dImpl::forward(torch::Tensor input) {
   const int64_t rank = input.dim();
   if (rank != 2 && rank != 3) {

@@ -4,6 +4,8 @@
 // which are PyTorch's.
 #pragma once
 
+#include <torch/nn/cloneable.h>
+#include <torch/nn/functional/upsampling.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
@@ -24,6 +26,41 @@ class OneBasedEmbeddingBagImpl : public torch::nn::EmbeddingBagImpl {
   using torch::nn::EmbeddingBagImpl::EmbeddingBagImpl;
   torch::Tensor forward(const torch::Tensor& indices, const torch::Tensor& offsets = {},
                         const torch::Tensor& per_sample_weights = {});
+};
+
+// A parameterless element-wise layer libtorch 1.13 has no module for (Hardswish, Hardsigmoid):
+// PyTorch's name, and the ATen function it applies.
+class ElementwiseImpl : public torch::nn::Cloneable<ElementwiseImpl> {
+ public:
+  using Function = torch::Tensor (*)(const torch::Tensor&);
+  ElementwiseImpl(const std::string& name, Function function)
+      : torch::nn::Module(name), name_(name), function_(function) {}
+  void reset() override {}
+  torch::Tensor forward(const torch::Tensor& input) { return function_(input); }
+  void pretty_print(std::ostream& stream) const override { stream << name_ << "()"; }
+
+ private:
+  std::string name_;
+  Function function_;
+};
+
+// PyTorch's nn.Upsample: a size or scale factor given once (a number for every spatial
+// dimension, or a list), applied to inputs of any spatial rank as F.interpolate does; libtorch
+// 1.13's Upsample needs the rank at construction.
+class UpsampleImpl : public torch::nn::Cloneable<UpsampleImpl> {
+ public:
+  UpsampleImpl(std::vector<int64_t> size, std::vector<double> scale_factor,
+               torch::nn::functional::InterpolateFuncOptions::mode_t mode,
+               c10::optional<bool> align_corners);
+  void reset() override {}
+  torch::Tensor forward(const torch::Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  std::vector<int64_t> size_;
+  std::vector<double> scale_factor_;
+  torch::nn::functional::InterpolateFuncOptions::mode_t mode_;
+  c10::optional<bool> align_corners_;
 };
 
 // Channel dropout as PyTorch 1.13 does it: Dropout2d drops the channels of dimension 2 of the

@@ -55,13 +55,19 @@ Reduction parse_reduction(const std::string& name) {
   if (name == "mean") return Reduction::kMean;
   if (name == "sum") return Reduction::kSum;
   if (name == "none") return Reduction::kNone;
+  if (name == "batchmean") return Reduction::kBatchMean;
   throw core::UsageError("reduction must be 'mean', 'sum' or 'none', got '" + name + "'");
 }
 
-Loss::Loss(Kind kind, Reduction reduction, double parameter, torch::Tensor pos_weight)
-    : kind_(kind), reduction_(reduction), pos_weight_(std::move(pos_weight)) {
+Loss::Loss(Kind kind, Reduction reduction, double parameter, torch::Tensor weight)
+    : kind_(kind), reduction_(reduction), weight_(std::move(weight)) {
   if (kind == Kind::kCrossEntropy && parameter >= 0) label_smoothing_ = parameter;
-  if (kind == Kind::kSmoothL1 && parameter >= 0) beta_ = parameter;
+  if ((kind == Kind::kSmoothL1 || kind == Kind::kHuber) && parameter >= 0) beta_ = parameter;
+  if (kind == Kind::kKlDiv) log_target_ = parameter > 0;
+  if (reduction == Reduction::kBatchMean && kind != Kind::kKlDiv) {
+    throw core::UsageError("reduction 'batchmean' is KLDivLoss's; " + name() +
+                           " takes 'mean', 'sum' or 'none'");
+  }
   if (label_smoothing_ < 0 || label_smoothing_ > 1) {
     throw core::UsageError("label_smoothing must be in [0, 1]");
   }
@@ -81,6 +87,12 @@ std::string Loss::name() const {
       return "SmoothL1Loss";
     case Kind::kBceWithLogits:
       return "BCEWithLogitsLoss";
+    case Kind::kBce:
+      return "BCELoss";
+    case Kind::kKlDiv:
+      return "KLDivLoss";
+    case Kind::kHuber:
+      return "HuberLoss";
   }
   return "Loss";
 }
@@ -136,8 +148,18 @@ torch::Tensor Loss::operator()(const torch::Tensor& output, const torch::Tensor&
       return torch::l1_loss(output, t, reduction);
     case Kind::kSmoothL1:
       return torch::smooth_l1_loss(output, t, reduction, beta_);
+    case Kind::kHuber:
+      return torch::huber_loss(output, t, reduction, beta_);
+    case Kind::kBce:
+      return torch::binary_cross_entropy(output, t, weight_, reduction);
+    case Kind::kKlDiv:
+      if (reduction_ == Reduction::kBatchMean) {
+        const auto sum = torch::kl_div(output, t, at::Reduction::Sum, log_target_);
+        return output.dim() == 0 ? sum : sum / output.size(0);
+      }
+      return torch::kl_div(output, t, reduction, log_target_);
     default:
-      return torch::binary_cross_entropy_with_logits(output, t, {}, pos_weight_, reduction);
+      return torch::binary_cross_entropy_with_logits(output, t, {}, weight_, reduction);
   }
 }
 

@@ -10,19 +10,32 @@
 
 namespace engine::nn {
 
-enum class Reduction { kMean, kSum, kNone };
+// kBatchMean: the sum over the batch's size (KL divergence's 'batchmean', its mathematically right
+// mean); the other losses refuse it.
+enum class Reduction { kMean, kSum, kNone, kBatchMean };
 Reduction parse_reduction(const std::string& name);
 
 class Loss {
  public:
   // Class losses (NLL, cross-entropy) take class-index targets; the others take targets of the
   // output's shape.
-  enum class Kind { kNll, kCrossEntropy, kMse, kL1, kSmoothL1, kBceWithLogits };
+  enum class Kind {
+    kNll,
+    kCrossEntropy,
+    kMse,
+    kL1,
+    kSmoothL1,
+    kBceWithLogits,
+    kBce,
+    kKlDiv,
+    kHuber
+  };
 
-  // `parameter` is label_smoothing for cross-entropy and beta for smooth L1 (default 1);
-  // `pos_weight` (BCE with logits) may be undefined.
+  // `parameter` is label_smoothing for cross-entropy, beta for smooth L1 (default 1), delta for
+  // Huber (default 1), and log_target (0 or 1) for KL divergence; `weight` is pos_weight for BCE
+  // with logits and the elements' weight for BCE, and may be undefined.
   Loss(Kind kind, Reduction reduction = Reduction::kMean, double parameter = -1.0,
-       torch::Tensor pos_weight = {});
+       torch::Tensor weight = {});
   // Checks shapes and dtypes first, so a mistake reads as what it is, not as a CPU assert; class
   // targets must be in range already (check_targets).
   torch::Tensor operator()(const torch::Tensor& output, const torch::Tensor& target) const;
@@ -40,8 +53,9 @@ class Loss {
   Kind kind_;
   Reduction reduction_;
   double label_smoothing_ = 0.0;
-  double beta_ = 1.0;
-  torch::Tensor pos_weight_;
+  double beta_ = 1.0;  // smooth L1's beta, Huber's delta
+  bool log_target_ = false;
+  torch::Tensor weight_;
 };
 
 }  // namespace engine::nn

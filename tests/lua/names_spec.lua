@@ -110,6 +110,98 @@ spec.describe('a layer\'s attributes', function()
   end)
 end)
 
+spec.describe('built-in layers as bases of Lua modules', function()
+  spec.it('nn.Linear:extend: the layer\'s own names, its forward, its options', function()
+    local Scaled = nn.Linear:extend('ScaledLinear')
+    function Scaled:init(i, o, s) nn.Linear.init(self, i, o); self.s = s end
+    function Scaled:forward(x) return nn.Linear.forward(self, x) * self.s end
+    local m = Scaled(3, 2, 10)
+    local names = {}
+    for name in m:named_parameters() do names[#names + 1] = name end
+    spec.same_list(names, {'weight', 'bias'})
+    spec.equal(m.in_features, 3)
+    local x = torch.randn(4, 3)
+    local expected = x:matmul(m.weight:t()) + m.bias
+    spec.equal(((m(x) - expected * 10):abs():max():item() < 1e-5), true)
+    -- the module's mode reaches the layer inside: a dropout base stops dropping in eval
+    local Drop = nn.Dropout:extend('MyDropout')
+    local d = Drop(0.9)
+    d:eval()
+    spec.equal(torch.equal(d(torch.ones(10)), torch.ones(10)), true)
+  end)
+  spec.it('nn.Sequential:extend registers the children under PyTorch\'s names', function()
+    local Block = nn.Sequential:extend('Block')
+    function Block:init(c) nn.Sequential.init(self, {nn.Linear(c, c), nn.ReLU()}) end
+    local names = {}
+    for name in Block(4):named_parameters() do names[#names + 1] = name end
+    spec.same_list(names, {'0.weight', '0.bias'})
+  end)
+  spec.it('a layer holding layers of its own cannot be a base yet, and says so', function()
+    spec.fails(function() return nn.MultiheadAttention:extend('X')(8, 2) end,
+      'nn.MultiheadAttention cannot be the base of a Lua module yet')
+  end)
+end)
+
+spec.describe('module and optimizer methods PyTorch scripts call', function()
+  spec.it('add_module, requires_grad_, double', function()
+    local M = nn.Module:extend('Holder')
+    function M:init() self:add_module('fc', nn.Linear(2, 2)) end
+    function M:forward(x) return self.fc(x) end
+    local m = M()
+    spec.equal(#m:parameters(), 2)
+    m:requires_grad_(false)
+    spec.equal(m.fc.weight:is_requires_grad(), false)
+    m:double()
+    spec.equal(m.fc.weight:dtype(), 'float64')
+  end)
+  spec.it('opt:state_dict and load_state_dict: the next step is the same', function()
+    local function run(load)
+      torch.manual_seed(1)
+      local lin = nn.Linear(3, 1)
+      local opt = optim.Adam(lin, {lr = 0.1})
+      local x = torch.randn(8, 3)
+      for _ = 1, 3 do opt:zero_grad(); lin(x):pow(2):mean():backward(); opt:step() end
+      return lin, opt, x
+    end
+    local lin, opt, x = run()
+    local path = (os.getenv('ENGINE_TEST_TMP') or '/tmp') .. '/opt_state.h5'
+    torch.save(path, {model = lin:state_dict(), optimizer = opt:state_dict()})
+    local lin2 = nn.Linear(3, 1)
+    local opt2 = optim.Adam(lin2, {lr = 0.5})
+    local saved = torch.load(path)
+    lin2:load_state_dict(saved.model)
+    opt2:load_state_dict(saved.optimizer)
+    spec.equal(opt2:lr(), 0.1)
+    for _, pair in ipairs({{lin, opt}, {lin2, opt2}}) do
+      pair[2]:zero_grad(); pair[1](x):pow(2):mean():backward(); pair[2]:step()
+    end
+    spec.equal(torch.equal(lin.weight, lin2.weight), true)
+    spec.fails(function() optim.SGD(lin, {lr = 1}):load_state_dict(saved.optimizer) end,
+      'load_state_dict: the state is of Adam, this is SGD')
+  end)
+  spec.it('opt:add_param_group: the new group\'s own rate, stepped', function()
+    local a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    local opt = optim.SGD(a, {lr = 0.1})
+    opt:add_param_group{params = b, lr = 0.5}
+    local before = b.weight:clone()
+    b(torch.ones(1, 2)):sum():backward()
+    opt:step()
+    local moved = (before - b.weight):abs():sum():item()
+    spec.equal(moved > 0, true)
+    spec.fails(function() opt:add_param_group{params = b, momentumm = 1} end,
+      "optim.SGD:add_param_group: unknown option 'momentumm'")
+  end)
+  spec.it('nn.utils.clip_grad_norm_ returns the norm and clips', function()
+    local lin = nn.Linear(4, 4)
+    lin(torch.ones(2, 4) * 10):sum():backward()
+    local norm = nn.utils.clip_grad_norm_(lin, 1.0)
+    spec.equal(norm > 1, true)
+    local total = 0
+    for _, p in ipairs(lin:parameters()) do total = total + p.grad:pow(2):sum():item() end
+    spec.near(math.sqrt(total), 1.0, 1e-4)
+  end)
+end)
+
 spec.describe('tensor attributes', function()
   spec.it('.data, .shape, .ndim, .T, .is_leaf, .grad = g, detach_, requires_grad_', function()
     local x = torch.randn(2, 3):requires_grad_()

@@ -164,6 +164,46 @@ for name, arguments in pairs(inplace_arguments) do
   end
 end
 
+-- issue 55: the names pytorch/examples and torchvision.models call
+for _, name in ipairs({'log1p', 'log2', 'log10', 'expm1', 'tan', 'asin', 'acos', 'atan', 'sinh',
+                       'cosh', 'erf', 'reciprocal', 'trunc', 'frac'}) do
+  cases['x_' .. name] = function(c) return {out = torch[name](c.a)} end
+end
+cases.x_atan2 = function(c) return {out = c.a:atan2(c.b)} end
+cases.x_tril = function(c) return {out = c.a:tril(-1)} end
+cases.x_triu = function(c) return {out = torch.triu(c.a, 1)} end
+cases.x_diag = function(c) return {out = c.a:diag()} end
+cases.x_diag_vector = function(c) return {out = c.a:diag(1)} end
+cases.x_diff = function(c) return {out = c.a:diff(1, 1)} end
+cases.x_roll = function(c) return {out = c.a:roll(1, 2)} end
+cases.x_roll_flat = function(c) return {out = c.a:roll(2)} end
+cases.x_flip = function(c) return {out = c.a:flip({1, 3})} end
+cases.x_swapaxes = function(c) return {out = c.a:swapaxes(1, 3)} end
+cases.x_movedim = function(c) return {out = c.a:movedim(1, 3)} end
+cases.x_nonzero = function(c) return {out = c.a:nonzero()} end
+cases.x_view_as = function(c) return {out = c.a:view_as(c.b)} end
+cases.x_expand_as = function(c) return {out = c.a:expand_as(c.b)} end
+cases.x_type_as = function(c) return {out = c.a:type_as(c.b)} end
+cases.x_new_full = function(c) return {out = c.a:new_full({2, 2}, 7)} end
+cases.x_sum_keepdim_positional = function(c) return {out = c.a:sum(2, true)} end
+cases.x_meshgrid = function(c)
+  local g1, g2 = torch.meshgrid(c.a, c.b, {indexing = 'ij'})
+  return {out = g1, out2 = g2}
+end
+cases.x_multinomial = function(c) torch.manual_seed(7); return {out = c.a:multinomial(3)} end
+cases.F_elu = function(c) return {out = nn.F.elu(c.a, 0.5)} end
+cases.F_leaky_relu = function(c) return {out = nn.F.leaky_relu(c.a, 0.2)} end
+cases.F_softplus = function(c) return {out = nn.F.softplus(c.a, {beta = 2, threshold = 5})} end
+cases.F_relu6 = function(c) return {out = nn.F.relu6(c.a)} end
+cases.F_hardswish = function(c) return {out = nn.F.hardswish(c.a)} end
+cases.F_normalize = function(c) return {out = nn.F.normalize(c.a)} end
+cases.F_adaptive_avg_pool2d = function(c) return {out = nn.F.adaptive_avg_pool2d(c.a, {3, 5})} end
+cases.F_pixel_shuffle = function(c) return {out = nn.F.pixel_shuffle(c.a, 2)} end
+cases.F_cosine_similarity = function(c) return {out = nn.F.cosine_similarity(c.a, c.b)} end
+cases.F_one_hot = function(c) return {out = nn.F.one_hot(c.a, 5)} end
+cases.F_binary_cross_entropy = function(c) return {out = nn.F.binary_cross_entropy(c.a, c.b)} end
+cases.F_kl_div = function(c) return {out = nn.F.kl_div(c.a, c.b, {reduction = 'batchmean'})} end
+
 -- Type promotion over every pair of dtypes (the fixture names carry the dtypes).
 local dtypes = {'bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32',
                 'float64'}

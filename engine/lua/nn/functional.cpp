@@ -9,6 +9,9 @@
 #include "engine/nn/loss.hpp"
 
 namespace engine::lua {
+
+const Binding* functional_activations();  // functional_activations.cpp
+
 namespace {
 
 namespace F = torch::nn::functional;
@@ -177,6 +180,15 @@ int f_l1_loss(lua_State* L) {
 int f_smooth_l1_loss(lua_State* L) {
   return loss_function<nn::Loss::Kind::kSmoothL1>(L, "nn.F.smooth_l1_loss");
 }
+int f_binary_cross_entropy(lua_State* L) {
+  return loss_function<nn::Loss::Kind::kBce>(L, "nn.F.binary_cross_entropy");
+}
+int f_kl_div(lua_State* L) {
+  return loss_function<nn::Loss::Kind::kKlDiv>(L, "nn.F.kl_div");
+}
+int f_huber_loss(lua_State* L) {
+  return loss_function<nn::Loss::Kind::kHuber>(L, "nn.F.huber_loss");
+}
 int f_bce_with_logits(lua_State* L) {
   return loss_function<nn::Loss::Kind::kBceWithLogits>(L, "nn.F.binary_cross_entropy_with_logits");
 }
@@ -256,6 +268,9 @@ const Binding kFunctionalFunctions[] = {{"relu", f_relu},
                                         {"l1_loss", f_l1_loss},
                                         {"smooth_l1_loss", f_smooth_l1_loss},
                                         {"binary_cross_entropy_with_logits", f_bce_with_logits},
+                                        {"binary_cross_entropy", f_binary_cross_entropy},
+                                        {"kl_div", f_kl_div},
+                                        {"huber_loss", f_huber_loss},
                                         {"pad", f_pad},
                                         {"interpolate", f_interpolate},
                                         {nullptr, nullptr}};
@@ -263,10 +278,7 @@ const Binding kFunctionalFunctions[] = {{"relu", f_relu},
 }  // namespace
 
 void add_functional(lua_State* L, int library) {
-  library = absolute_index(L, library);
-  lua_newtable(L);
-  set_bindings(L, kFunctionalFunctions);
-  lua_setfield(L, library, "F");
+  add_bindings_table(L, library, "F", {kFunctionalFunctions, functional_activations()});
 }
 
 }  // namespace engine::lua

@@ -153,10 +153,7 @@ const Binding kInit[] = {{"uniform_", i_uniform},
 }  // namespace
 
 void add_init(lua_State* L, int library) {
-  library = absolute_index(L, library);
-  lua_newtable(L);
-  set_bindings(L, kInit);
-  lua_setfield(L, library, "init");
+  add_bindings_table(L, library, "init", {kInit});
 }
 
 }  // namespace engine::lua

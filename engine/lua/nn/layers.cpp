@@ -18,21 +18,6 @@ namespace {
 
 using torch::nn::AnyModule;
 
-template <class Impl, class... Args>
-int push_layer(lua_State* L, Args&&... args) {
-  push_module(L, AnyModule(std::make_shared<Impl>(std::forward<Args>(args)...)));
-  return 1;
-}
-
-// A 1-based dimension given at construction, before the input rank is known.
-int64_t layer_dim(int64_t user_dim, const char* function) {
-  if (user_dim == 0) {
-    throw ArgumentError(std::string(function) +
-                        ": dimension 0 does not exist (dimensions are 1-based; -1 is the last)");
-  }
-  return user_dim > 0 ? user_dim - 1 : user_dim;
-}
-
 int l_linear(lua_State* L) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, "nn.Linear"), out = check_integer(L, 2, "nn.Linear");
@@ -192,23 +177,6 @@ int l_embedding_bag(lua_State* L) {
     else
       throw ArgumentError("nn.EmbeddingBag: mode must be sum, mean or max, got '" + mode + "'");
     return push_layer<nn::OneBasedEmbeddingBagImpl>(L, opts);
-  });
-}
-
-int l_conv_transpose2d(lua_State* L) {
-  const char* name = "nn.ConvTranspose2d";
-  return guarded(L, [&] {
-    const int64_t in = check_integer(L, 1, name), out = check_integer(L, 2, name);
-    const auto kernel = size_list(L, 3, std::string(name) + ": kernel_size", 2);
-    Options o(L, 4, name, {"stride", "padding", "output_padding", "groups", "bias", "dilation"});
-    torch::nn::ConvTranspose2dOptions opts{in, out, torch::ExpandingArray<2>(kernel)};
-    opts.stride(torch::ExpandingArray<2>(o.integers("stride", {1, 1}, 2)))
-        .padding(torch::ExpandingArray<2>(o.integers("padding", {0, 0}, 2)))
-        .output_padding(torch::ExpandingArray<2>(o.integers("output_padding", {0, 0}, 2)))
-        .dilation(torch::ExpandingArray<2>(o.integers("dilation", {1, 1}, 2)))
-        .groups(o.integer("groups", 1))
-        .bias(o.boolean("bias", true));
-    return push_layer<torch::nn::ConvTranspose2dImpl>(L, opts);
   });
 }
 
@@ -412,7 +380,6 @@ const Binding kLayers[] = {{"Linear", l_linear},
                            {"Conv1d", l_conv1d},
                            {"Conv2d", l_conv2d},
                            {"Conv3d", l_conv3d},
-                           {"ConvTranspose2d", l_conv_transpose2d},
                            {"GroupNorm", l_group_norm},
                            {"Bilinear", l_bilinear},
                            {"EmbeddingBag", l_embedding_bag},

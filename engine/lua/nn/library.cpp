@@ -52,6 +52,30 @@ int c_register(lua_State* L) {
   });
 }
 
+// core.own_tensors(layer) -> the names of its own non-empty parameters, of its buffers, and
+// whether it holds layers of its own that Lua cannot list (a built-in layer as a Lua module's
+// base: nn.lua registers the same tensors on the Lua module)
+int c_own_tensors(lua_State* L) {
+  return guarded(L, [&] {
+    auto& module = *check_module(L, 1, "own_tensors").module();
+    lua_newtable(L);
+    int i = 1;
+    for (const auto& item : module.named_parameters(/*recurse=*/false)) {
+      lua_pushstring(L, item.key().c_str());
+      lua_rawseti(L, -2, i++);
+    }
+    lua_newtable(L);
+    i = 1;
+    for (const auto& item : module.named_buffers(/*recurse=*/false)) {
+      lua_pushstring(L, item.key().c_str());
+      lua_rawseti(L, -2, i++);
+    }
+    const bool sequential = dynamic_cast<nn::SequentialImpl*>(&module) != nullptr;
+    lua_pushboolean(L, !sequential && !module.children().empty());
+    return 3;
+  });
+}
+
 int c_is_module(lua_State* L) {
   lua_pushboolean(L, test_module(L, 1) != nullptr);
   return 1;
@@ -140,9 +164,15 @@ const Binding kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
                             {"L1Loss", l_loss<nn::Loss::Kind::kL1>},
                             {"SmoothL1Loss", l_loss<nn::Loss::Kind::kSmoothL1>},
                             {"BCEWithLogitsLoss", l_loss<nn::Loss::Kind::kBceWithLogits>},
+                            {"BCELoss", l_loss<nn::Loss::Kind::kBce>},
+                            {"KLDivLoss", l_loss<nn::Loss::Kind::kKlDiv>, "",
+                             "reduction 'mean' averages over elements, as PyTorch's (which "
+                             "warns): 'batchmean' is the KL divergence"},
+                            {"HuberLoss", l_loss<nn::Loss::Kind::kHuber>},
                             {"new_lua_module", c_new_lua_module},
                             {"register", c_register},
                             {"is_module", c_is_module},
+                            {"own_tensors", c_own_tensors},
                             {"register_parameter", c_register_parameter},
                             {"register_buffer", c_register_buffer},
                             {nullptr, nullptr}};
@@ -160,11 +190,24 @@ int open_nn_core(lua_State* L) {
 
   lua_newtable(L);
   set_bindings(L, layer_functions());
+  set_bindings(L, activation_layer_functions());
+  set_bindings(L, recurrent_layer_functions());
+  set_bindings(L, resize_layer_functions());
   set_bindings(L, kLibrary);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
   push_parameter_marks(L);
   lua_setfield(L, -2, "parameter_marks");  // nn.Parameter's marks
+  lua_newtable(L);  // the layers' names: nn.lua makes each a class Lua modules may extend
+  int position = 1;
+  for (const Binding* table : {layer_functions(), activation_layer_functions(),
+                               recurrent_layer_functions(), resize_layer_functions()}) {
+    for (const Binding* b = table; b->name; ++b) {
+      lua_pushstring(L, b->name);
+      lua_rawseti(L, -2, position++);
+    }
+  }
+  lua_setfield(L, -2, "layer_names");
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

@@ -89,15 +89,21 @@ std::shared_ptr<nn::Loss> loss_from_options(lua_State* L, int index, nn::Loss::K
   using Kind = nn::Loss::Kind;
   const char* parameter = kind == Kind::kCrossEntropy    ? "label_smoothing"
                           : kind == Kind::kSmoothL1      ? "beta"
+                          : kind == Kind::kHuber         ? "delta"
+                          : kind == Kind::kKlDiv         ? "log_target"
                           : kind == Kind::kBceWithLogits ? "pos_weight"
+                          : kind == Kind::kBce           ? "weight"
                                                          : nullptr;
   Options o(L, index, function,
             parameter ? std::initializer_list<const char*>{"reduction", parameter}
                       : std::initializer_list<const char*>{"reduction"});
   const auto reduction = nn::parse_reduction(o.string("reduction", "mean"));
-  if (kind == Kind::kBceWithLogits) {
+  if (kind == Kind::kBceWithLogits || kind == Kind::kBce) {
     return std::make_shared<nn::Loss>(kind, reduction, -1.0,
-                                      tensor_option(L, index, "pos_weight", function));
+                                      tensor_option(L, index, parameter, function));
+  }
+  if (kind == Kind::kKlDiv) {
+    return std::make_shared<nn::Loss>(kind, reduction, o.boolean("log_target", false) ? 1.0 : 0.0);
   }
   return std::make_shared<nn::Loss>(kind, reduction, parameter ? o.number(parameter, -1.0) : -1.0);
 }

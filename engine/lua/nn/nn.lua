@@ -6,7 +6,7 @@ local torch = require 'torch'
 local nn = {}
 local internal = {new_lua_module = true, register = true, register_parameter = true,
                   register_buffer = true, is_module = true, module_methods = true,
-                  parameter_marks = true}
+                  parameter_marks = true, own_tensors = true, layer_names = true}
 for name, value in pairs(core) do
   if not internal[name] then nn[name] = value end
 end
@@ -55,6 +55,18 @@ function methods.modules(self)
   return values
 end
 
+-- PyTorch's shorthands for :to, and requires_grad_ on every parameter; each returns self.
+function methods.cpu(self) return self:to('cpu') end
+function methods.cuda(self, index) return self:to(index and ('cuda:' .. index) or 'cuda') end
+function methods.float(self) return self:to('float32') end
+function methods.double(self) return self:to('float64') end
+function methods.half(self) return self:to('float16') end
+function methods.bfloat16(self) return self:to('bfloat16') end
+function methods.requires_grad_(self, on)
+  for _, p in ipairs(self:parameters()) do p:requires_grad_(on ~= false) end
+  return self
+end
+
 -- module:apply(fn): fn on every descendant, children before parents (as PyTorch); returns self.
 function methods.apply(self, fn)
   if type(fn) ~= 'function' then error('apply expects a function, got ' .. type(fn), 2) end
@@ -88,16 +100,29 @@ function Module:forward()
   error(self.__classname .. ' has no forward method', 2)
 end
 
+-- m:add_module(name, child) and its newer name register_module: m[name] = child
+function Module:add_module(name, module)
+  if type(name) ~= 'string' then error('add_module expects a name, got ' .. type(name), 2) end
+  if module ~= nil and not core.is_module(module) then
+    error(("add_module: '%s' must be a module, got %s"):format(name, type(module)), 2)
+  end
+  self[name] = module
+end
+Module.register_module = Module.add_module
+
 function Module:register_buffer(name, tensor)
   rawget(self, '__fields')[name] = core.register_buffer(self, name, tensor):keep()
 end
 
 local function instance_index(class)
   return function(object, key)
-    local value = rawget(object, '__fields')[key]
+    local fields = rawget(object, '__fields')
+    local value = fields[key]
     if value ~= nil then return value end
     if key == 'training' then return object:is_training() end
-    return class[key]
+    value = class[key]
+    if value == nil and fields.__builtin then return fields.__builtin[key] end  -- lin.in_features
+    return value
   end
 end
 
@@ -136,6 +161,41 @@ function Module:new(...)
   self.init(object, ...)
   return object
 end
+
+-- Built-in layers as classes: nn.Linear(3, 2) builds the layer as before, and
+-- nn.Linear:extend('MyLinear') is a Lua module whose init (nn.Linear.init(self, 3, 2)) builds one
+-- and registers its own parameters, buffers and children on self under their names (the same
+-- tensors: one weight, stepped once), and whose forward (nn.Linear.forward(self, x)) runs it;
+-- PyTorch's `class MyLinear(nn.Linear)`.
+local function builtin_class(name, constructor)
+  local class = {__classname = name}
+  function class.init(self, ...)
+    local inner = constructor(...)
+    local parameters, buffers, hidden_children = core.own_tensors(inner)
+    if hidden_children then
+      error(('nn.%s cannot be the base of a Lua module yet: it holds layers the engine does not ' ..
+             'hand to scripts (write the module with an nn.%s field instead)'):format(name, name), 3)
+    end
+    rawget(self, '__fields').__builtin = inner
+    for _, p in ipairs(parameters) do self[p] = inner[p] end  -- marked: registered as parameters
+    for _, b in ipairs(buffers) do self:register_buffer(b, inner[b]) end
+    for child_name, child in inner:named_children() do self[child_name] = child end
+  end
+  function class.forward(self, ...)
+    local inner = rawget(rawget(self, '__fields'), '__builtin')
+    if not inner then
+      error(('nn.%s.forward needs an object built by nn.%s.init'):format(name, name), 2)
+    end
+    if inner.training ~= self.training then inner:train(self.training) end
+    return inner(...)
+  end
+  return setmetatable(class, {
+    __index = Module,
+    __call = function(_, ...) return constructor(...) end,
+  })
+end
+
+for _, name in ipairs(core.layer_names) do nn[name] = builtin_class(name, core[name]) end
 
 -- nn.ModuleList{m1, m2, ...}: children named '0', '1', ... as in PyTorch, reached 1-based
 -- (list[1] is the child named '0'); #list, ipairs(list), list:append(m). No forward.

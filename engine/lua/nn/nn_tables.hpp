@@ -13,8 +13,33 @@
 
 namespace engine::lua {
 
-// nn.Linear, nn.Conv2d, ... nn.Sequential: the layers' constructors. (layers.cpp)
+// Pushes a new layer of type Impl built from args; returns 1 (a binding's result count).
+template <class Impl, class... Args>
+int push_layer(lua_State* L, Args&&... args) {
+  push_module(L, torch::nn::AnyModule(std::make_shared<Impl>(std::forward<Args>(args)...)));
+  return 1;
+}
+
+// A 1-based dimension given at construction, before the input rank is known.
+inline int64_t layer_dim(int64_t user_dim, const char* function) {
+  if (user_dim == 0) {
+    throw ArgumentError(std::string(function) +
+                        ": dimension 0 does not exist (dimensions are 1-based; -1 is the last)");
+  }
+  return user_dim > 0 ? user_dim - 1 : user_dim;
+}
+
+// nn.Linear, nn.Conv2d, ... nn.Sequential: the layers' constructors (layers.cpp); activations
+// (activation_layers.cpp); recurrent cells and nn.RNN (recurrent_layers.cpp); layers that change
+// sizes: transposed convolutions, pixel shuffles, upsampling, padding, instance norm
+// (resize_layers.cpp).
 const Binding* layer_functions();
+const Binding* activation_layer_functions();
+const Binding* recurrent_layer_functions();
+const Binding* resize_layer_functions();
+// forward of a recurrent cell or nn.RNN called from Lua, which take and return states; -1 for
+// another layer (recurrent_layers.cpp)
+int forward_recurrent(lua_State* L, torch::nn::Module* module);
 // A module's methods and metamethods. (module_methods.cpp)
 const Binding* module_methods();
 const luaL_Reg* module_metamethods();

@@ -6,6 +6,9 @@
 #include <torch/optim/lbfgs.h>
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
+#include <torch/serialize/archive.h>
+
+#include <sstream>
 
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_tables.hpp"
@@ -46,6 +49,23 @@ bool is_group_list(lua_State* L, int index) {
 // argument 1 a module, a list of tensors, or parameter groups whose own options override
 // argument 2's for their parameters (PyTorch's per-parameter options).
 //   read(Options&, const Opts& fallback) -> Opts
+// One parameter group from its table at `entry` ({params = ..., option = value...}), its options
+// over `defaults`; `where` names it in errors.
+template <class Opts, class Read>
+torch::optim::OptimizerParamGroup read_group(lua_State* L, int entry, const std::string& where,
+                                             std::vector<const char*> keys, const Opts& defaults,
+                                             const Read& read) {
+  if (!lua_istable(L, entry) || test_module(L, entry)) {
+    throw ArgumentError(where + ": expected a table {params = ..., options...}");
+  }
+  keys.push_back("params");
+  Options g(L, entry, where, keys);
+  raw_get(L, entry, "params");
+  auto params = parameter_list(L, lua_gettop(L), where + " params");
+  lua_pop(L, 1);
+  return {std::move(params), std::make_unique<Opts>(read(g, defaults))};
+}
+
 template <class Optimizer, class Opts, class Read>
 int build_optimizer(lua_State* L, const std::string& name, const char* short_name,
                     std::vector<const char*> keys, const Opts& base, Read read) {
@@ -54,28 +74,22 @@ int build_optimizer(lua_State* L, const std::string& name, const char* short_nam
   std::shared_ptr<Optimizer> optimizer;
   if (is_group_list(L, 1)) {
     std::vector<torch::optim::OptimizerParamGroup> groups;
-    auto group_keys = keys;
-    group_keys.push_back("params");
     const int n = static_cast<int>(lua_objlen(L, 1));
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, 1, i);
-      const int entry = lua_gettop(L);
-      const std::string where = name + " group " + std::to_string(i);
-      if (!lua_istable(L, entry)) {
-        throw ArgumentError(where + ": expected a table {params = ..., options...}");
-      }
-      Options g(L, entry, where, group_keys);
-      raw_get(L, entry, "params");
-      auto params = parameter_list(L, lua_gettop(L), where + " params");
-      lua_pop(L, 1);
-      groups.emplace_back(std::move(params), std::make_unique<Opts>(read(g, defaults)));
+      groups.push_back(
+          read_group(L, lua_gettop(L), name + " group " + std::to_string(i), keys, defaults, read));
       lua_pop(L, 1);
     }
     optimizer = std::make_shared<Optimizer>(std::move(groups), defaults);
   } else {
     optimizer = std::make_shared<Optimizer>(parameter_list(L, 1, name), defaults);
   }
-  push_new<OptimizerBox>(L, OptimizerBox{optimizer, short_name});
+  auto add_group = [optimizer, name, keys, read](lua_State* S, int entry) {
+    const auto& own = static_cast<const Opts&>(optimizer->defaults());
+    optimizer->add_param_group(read_group(S, entry, name + ":add_param_group", keys, own, read));
+  };
+  push_new<OptimizerBox>(L, OptimizerBox{optimizer, short_name, add_group});
   return 1;
 }
 
@@ -320,6 +334,91 @@ int opt_set_lr(lua_State* L) {
   });
 }
 
+// opt:add_param_group{params = ..., lr = ...}: PyTorch's; the group's options over the
+// optimizer's own (a fine-tuned model's unfrozen layers added with a rate of their own)
+int opt_add_param_group(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "add_param_group");
+    opt.add_group(L, 2);
+    return 0;
+  });
+}
+
+// opt:state_dict(): a table torch.save takes and opt:load_state_dict reads back: each group's
+// rate and parameter count, and the optimizer's state as libtorch's own archive (bytes), which is
+// what the engine's checkpoints keep too
+int opt_state_dict(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "state_dict");
+    torch::serialize::OutputArchive archive;
+    opt.optimizer->save(archive);
+    std::ostringstream bytes;
+    archive.save_to(bytes);
+    const std::string data = bytes.str();
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, opt.name.c_str());
+    lua_setfield(L, -2, "type");
+    push_tensor(L, torch::from_blob(const_cast<char*>(data.data()),
+                                    {static_cast<int64_t>(data.size())}, torch::kUInt8)
+                       .clone());
+    lua_setfield(L, -2, "archive");
+    const auto& groups = opt.optimizer->param_groups();
+    lua_createtable(L, static_cast<int>(groups.size()), 0);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      lua_createtable(L, 0, 2);
+      lua_pushnumber(L, groups[i].options().get_lr());
+      lua_setfield(L, -2, "lr");
+      lua_pushnumber(L, static_cast<double>(groups[i].params().size()));
+      lua_setfield(L, -2, "parameters");
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    lua_setfield(L, -2, "param_groups");
+    return 1;
+  });
+}
+
+int opt_load_state_dict(lua_State* L) {
+  return guarded(L, [&] {
+    auto& opt = check<OptimizerBox>(L, 1, "load_state_dict");
+    if (!lua_istable(L, 2)) throw ArgumentError("load_state_dict: expected what state_dict gave");
+    raw_get(L, 2, "type");
+    const std::string type = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    lua_pop(L, 1);
+    if (type != opt.name) {
+      throw ArgumentError("load_state_dict: the state is of " +
+                          (type.empty() ? std::string("no optimizer") : type) + ", this is " +
+                          opt.name);
+    }
+    auto& archive_bytes = [&]() -> torch::Tensor& {
+      raw_get(L, 2, "archive");
+      auto* t = test_tensor(L, -1);
+      lua_pop(L, 1);
+      if (!t) throw ArgumentError("load_state_dict: the state has no archive tensor");
+      return *t;
+    }();
+    const auto blob = archive_bytes.contiguous();
+    torch::serialize::InputArchive archive;
+    archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
+                      static_cast<size_t>(blob.numel()));
+    opt.optimizer->load(archive);
+    raw_get(L, 2, "param_groups");
+    auto& groups = opt.optimizer->param_groups();
+    if (!lua_istable(L, -1) || lua_objlen(L, -1) != groups.size()) {
+      throw ArgumentError("load_state_dict: the state has " +
+                          std::to_string(lua_istable(L, -1) ? lua_objlen(L, -1) : 0) +
+                          " parameter groups, the optimizer " + std::to_string(groups.size()));
+    }
+    for (size_t i = 0; i < groups.size(); ++i) {
+      lua_rawgeti(L, -1, static_cast<int>(i + 1));
+      raw_get(L, -1, "lr");
+      groups[i].options().set_lr(lua_tonumber(L, -1));
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    return 0;
+  });
+}
+
 int opt_tostring(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "tostring");
@@ -333,9 +432,17 @@ int opt_tostring(lua_State* L) {
 const Binding kOptimizerFunctions[] = {
     {"SGD", o_sgd},         {"Adadelta", o_adadelta}, {"Adam", o_adam},   {"AdamW", o_adamw},
     {"Adagrad", o_adagrad}, {"RMSprop", o_rmsprop},   {"LBFGS", o_lbfgs}, {nullptr, nullptr}};
-const Binding kOptimizerMethods[] = {{"step", opt_step},     {"zero_grad", opt_zero_grad},
-                                     {"lr", opt_lr},         {"momentum", opt_momentum},
-                                     {"set_lr", opt_set_lr}, {nullptr, nullptr}};
+const Binding kOptimizerMethods[] = {{"add_param_group", opt_add_param_group},
+                                     {"state_dict", opt_state_dict, "",
+                                      "a table of each group's rate and libtorch's archive of the "
+                                      "state (bytes), for opt:load_state_dict and torch.save"},
+                                     {"load_state_dict", opt_load_state_dict},
+                                     {"step", opt_step},
+                                     {"zero_grad", opt_zero_grad},
+                                     {"lr", opt_lr},
+                                     {"momentum", opt_momentum},
+                                     {"set_lr", opt_set_lr},
+                                     {nullptr, nullptr}};
 const luaL_Reg kOptimizerMeta[] = {{"__tostring", opt_tostring}, {nullptr, nullptr}};
 
 }  // namespace

@@ -29,7 +29,7 @@ struct Library {
 // Every library the engine gives scripts: a new one is one row here.
 const Library kLibraries[] = {
     {"torch", open_torch, {add_memory_functions, add_serialization, nullptr}},
-    {"nn.core", open_nn_core, {add_functional, add_init, nullptr}},
+    {"nn.core", open_nn_core, {add_functional, add_init, add_utils}},
     {"nn", open_nn, {nullptr}},
     {"optim", open_optim, {nullptr}},
     {"data", open_data, {nullptr}},

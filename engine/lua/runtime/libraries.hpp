@@ -22,6 +22,7 @@ void add_memory_functions(lua_State* L,
                           int library);  // torch.scope, x:free()... (runtime/tensor_memory.cpp)
 void add_functional(lua_State* L, int library);  // nn.F (nn/functional.cpp)
 void add_init(lua_State* L, int library);        // nn.init (nn/init.cpp)
+void add_utils(lua_State* L, int library);       // nn.utils (nn/utils.cpp)
 
 // Registers every library with package.preload, from the table in libraries.cpp.
 void register_libraries(lua_State* L);

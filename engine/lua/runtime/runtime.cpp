@@ -264,6 +264,14 @@ int methods_or_error(lua_State* L) {
 
 }  // namespace
 
+void add_bindings_table(lua_State* L, int library, const char* name,
+                        std::initializer_list<const Binding*> tables) {
+  library = absolute_index(L, library);
+  lua_newtable(L);
+  for (const Binding* table : tables) set_bindings(L, table);
+  lua_setfield(L, library, name);
+}
+
 void define_type(lua_State* L, const char* name, const Binding* methods, const luaL_Reg* meta,
                  lua_CFunction gc, lua_CFunction index) {
   if (!luaL_newmetatable(L, name)) {

@@ -173,6 +173,9 @@ struct Binding {
 };
 // Sets each binding's function into the table on top of the stack.
 void set_bindings(lua_State* L, const Binding* bindings);
+// library[name] = a new table of the bindings of `tables` (nn.F, nn.init, nn.utils).
+void add_bindings_table(lua_State* L, int library, const char* name,
+                        std::initializer_list<const Binding*> tables);
 
 // Creates a type's metatable (once) with methods and metamethods; `name` must be the type's
 // kTypeName (its address is a registry key, see push_metatable). Methods are looked up through

@@ -69,6 +69,32 @@ int t_grad_mode(lua_State* L) {
   return lua_gettop(L);
 }
 
+// torch.set_grad_enabled(on): gradient recording on or off from here on, as PyTorch's call;
+// torch.set_grad_enabled(on, fn, ...): only while fn runs, as its `with` form.
+int t_set_grad_enabled(lua_State* L) {
+  if (!lua_isboolean(L, 1)) {
+    return luaL_error(L, "torch.set_grad_enabled: expected a boolean, got %s", luaL_typename(L, 1));
+  }
+  const bool on = lua_toboolean(L, 1) != 0;
+  if (lua_isnoneornil(L, 2)) {
+    at::GradMode::set_enabled(on);
+    return 0;
+  }
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  const bool previous = at::GradMode::is_enabled();
+  at::GradMode::set_enabled(on);
+  const int status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+  at::GradMode::set_enabled(previous);
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L) - 1;
+}
+
+// torch.is_grad_enabled()
+int t_is_grad_enabled(lua_State* L) {
+  lua_pushboolean(L, at::GradMode::is_enabled());
+  return 1;
+}
+
 // torch.inference_mode(fn, ...): run fn under c10::InferenceMode (no autograd bookkeeping at
 // all; its results cannot take part in autograd later), PyTorch's torch.inference_mode.
 int t_inference_mode(lua_State* L) {
@@ -131,10 +157,10 @@ const Binding kAutogradMethods[] = {{"requires_grad", m_requires_grad},
                                     {"backward", m_backward},
                                     {nullptr, nullptr}};
 const luaL_Reg kAutogradMeta[] = {{nullptr, nullptr}};
-const Binding kAutogradFunctions[] = {{"no_grad", t_grad_mode<false>},
-                                      {"enable_grad", t_grad_mode<true>},
-                                      {"inference_mode", t_inference_mode},
-                                      {nullptr, nullptr}};
+const Binding kAutogradFunctions[] = {
+    {"no_grad", t_grad_mode<false>},        {"enable_grad", t_grad_mode<true>},
+    {"inference_mode", t_inference_mode},   {"set_grad_enabled", t_set_grad_enabled},
+    {"is_grad_enabled", t_is_grad_enabled}, {nullptr, nullptr}};
 
 const Binding kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
 

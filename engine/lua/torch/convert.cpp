@@ -146,9 +146,9 @@ int m_eq_identity(lua_State* L) {
   return 1;
 }
 
-const Binding kConvertMethods[] = {{"dtype", m_dtype},  {"device", m_device},
-                                   {"item", m_item},    {"totable", m_totable},
-                                   {"to", m_tensor_to}, {nullptr, nullptr}};
+const Binding kConvertMethods[] = {
+    {"dtype", m_dtype},    {"device", m_device}, {"item", m_item},  {"totable", m_totable},
+    {"tolist", m_totable}, {"to", m_tensor_to},  {nullptr, nullptr}};
 const luaL_Reg kConvertMeta[] = {{"__tostring", m_tensor_tostring},
                                  {"__len", m_tensor_len},
                                  {"__eq", m_eq_identity},

@@ -1,51 +1,18 @@
 // require 'torch': the tensor type and the torch library, assembled from the parts in this
-// folder (construct, index, math, reduce, autograd, convert, linalg), each of which lists its
+// folder (construct, index, math, reduce, autograd, convert, like, rearrange, linalg), each of
+// which lists its
 // own methods, metamethods and torch.* functions.
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
+#include "engine/lua/surface/missing_names.hpp"
 #include "engine/lua/torch/torch_tables.hpp"
 
 namespace engine::lua {
-namespace {
-
-// Functions of the torch table that mirror a method taking the tensor first.
-const char* kMirrored[] = {"add",         "sub",
-                           "mul",         "div",
-                           "pow",         "eq",
-                           "ne",          "lt",
-                           "le",          "gt",
-                           "ge",          "maximum",
-                           "minimum",     "matmul",
-                           "mm",          "dot",
-                           "abs",         "exp",
-                           "log",         "sqrt",
-                           "relu",        "sigmoid",
-                           "tanh",        "sum",
-                           "mean",        "max",
-                           "min",         "argmax",
-                           "argmin",      "softmax",
-                           "log_softmax", "flatten",
-                           "reshape",     "transpose",
-                           "squeeze",     "unsqueeze",
-                           "clone",       "t",
-                           "chunk",       "narrow",
-                           "select",      "permute",
-                           "std",         "var",
-                           "prod",        "logsumexp",
-                           "all",         "any",
-                           "equal",       "index_select",
-                           "gather",      "scatter",
-                           "masked_fill", "masked_select",
-                           "split",       "sort",
-                           "topk",        "cumsum",
-                           "clamp",       "norm",
-                           "bmm",         "outer"};
-
-}  // namespace
 
 int open_torch(lua_State* L) {
   const TorchTables parts[] = {construct_tables(), index_tables(),    math_tables(),
-                               reduce_tables(),    autograd_tables(), convert_tables()};
+                               reduce_tables(),    autograd_tables(), convert_tables(),
+                               like_tables(),      rearrange_tables()};
   define_type(L, TensorBox::kTypeName, nullptr, nullptr, gc_tensor, tensor_index);
   for (const TorchTables& part : parts)
     extend_type(L, TensorBox::kTypeName, part.methods, part.meta);
@@ -59,12 +26,19 @@ int open_torch(lua_State* L) {
   lua_newtable(L);  // torch.autograd
   set_bindings(L, autograd_functions());
   lua_setfield(L, -2, "autograd");
-  for (const char* name : kMirrored) {
-    lua_getfield(L, -2, name);
-    lua_setfield(L, -2, name);
+  // torch.cos(x) is x:cos(): every method PyTorch also has as a torch function is one here too
+  for (const auto& name : table_keys(L, -2)) {
+    if (pytorch_name_of("torch", name).empty()) continue;
+    raw_get(L, -1, name.c_str());
+    const bool taken = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (taken) continue;
+    lua_getfield(L, -2, name.c_str());
+    lua_setfield(L, -2, name.c_str());
   }
-  lua_remove(L, -2);  // methods
-  lua_remove(L, -2);  // metatable
+  add_dtype_names(L, lua_gettop(L));  // torch.float32 is 'float32' (and not x:float)
+  lua_remove(L, -2);                  // methods
+  lua_remove(L, -2);                  // metatable
   return 1;
 }
 

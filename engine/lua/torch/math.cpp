@@ -121,6 +121,24 @@ TENSOR_UNARY(int, x.to(torch::kInt32))
 TENSOR_UNARY(bool, x.to(torch::kBool))
 TENSOR_UNARY(byte, x.to(torch::kUInt8))
 TENSOR_UNARY(logical_not, x.logical_not())
+TENSOR_UNARY(log1p, x.log1p())
+TENSOR_UNARY(log2, x.log2())
+TENSOR_UNARY(log10, x.log10())
+TENSOR_UNARY(expm1, x.expm1())
+TENSOR_UNARY(tan, x.tan())
+TENSOR_UNARY(asin, x.asin())
+TENSOR_UNARY(acos, x.acos())
+TENSOR_UNARY(atan, x.atan())
+TENSOR_UNARY(sinh, x.sinh())
+TENSOR_UNARY(cosh, x.cosh())
+TENSOR_UNARY(erf, x.erf())
+TENSOR_UNARY(reciprocal, x.reciprocal())
+TENSOR_UNARY(trunc, x.trunc())
+TENSOR_UNARY(frac, x.frac())
+TENSOR_UNARY(isnan, x.isnan())
+TENSOR_UNARY(isinf, x.isinf())
+TENSOR_UNARY(isfinite, x.isfinite())
+TENSOR_BINARY(atan2, torch::atan2(a, b))
 
 // x:abs_() and the like: change x and return it.
 #define TENSOR_INPLACE_UNARY(NAME)  \
@@ -150,6 +168,10 @@ TENSOR_INPLACE_UNARY(sigmoid)
 TENSOR_INPLACE_UNARY(tanh)
 TENSOR_INPLACE_UNARY(logical_not)
 TENSOR_INPLACE_UNARY(t)
+TENSOR_INPLACE_UNARY(log1p)
+TENSOR_INPLACE_UNARY(expm1)
+TENSOR_INPLACE_UNARY(reciprocal)
+TENSOR_INPLACE_UNARY(trunc)
 
 int m_zero_(lua_State* L) {
   return guarded(L, [&] {
@@ -237,6 +259,40 @@ int m_bernoulli_(lua_State* L) {
   });
 }
 
+// x:random_(to) or x:random_(from, to): integers in [from, to), PyTorch's (from defaults to 0).
+int m_random_(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "random_");
+    if (lua_isnoneornil(L, 2)) throw ArgumentError("random_: give `to`, or `from` and `to`");
+    if (lua_isnoneornil(L, 3)) {
+      x.random_(check_integer(L, 2, "random_"));
+    } else {
+      x.random_(check_integer(L, 2, "random_"), check_integer(L, 3, "random_"));
+    }
+    return push_result(L, true, x);
+  });
+}
+
+int m_exponential_(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "exponential_");
+    x.exponential_(optional_number(L, 2, 1.0, "exponential_"));
+    return push_result(L, true, x);
+  });
+}
+
+// x:multinomial(n[, {replacement = false}]): n draws per row of the weights x, as 1-based
+// positions (what index_select and indexing take).
+int m_multinomial(lua_State* L) {
+  return guarded(L, [&] {
+    auto& x = self(L, "multinomial");
+    const int64_t n = check_integer(L, 2, "multinomial");
+    Options o(L, 3, "multinomial", {"replacement"});
+    push_tensor(L, x.multinomial(n, o.boolean("replacement", false)) + 1);
+    return 1;
+  });
+}
+
 int m_equal(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "equal");
@@ -263,100 +319,134 @@ int m_log_softmax(lua_State* L) {
   });
 }
 
-const Binding kMathMethods[] = {{"add", m_add},
-                                {"sub", m_sub},
-                                {"mul", m_mul},
-                                {"div", m_div},
-                                {"pow", m_pow},
-                                {"fmod", m_fmod},
-                                {"remainder", m_remainder},
-                                {"eq", m_eq},
-                                {"ne", m_ne},
-                                {"lt", m_lt},
-                                {"le", m_le},
-                                {"gt", m_gt},
-                                {"ge", m_ge},
-                                {"maximum", m_maximum},
-                                {"minimum", m_minimum},
-                                {"matmul", m_matmul},
-                                {"mm", m_mm},
-                                {"dot", m_dot},
-                                {"add_", m_add_},
-                                {"sub_", m_sub_},
-                                {"mul_", m_mul_},
-                                {"div_", m_div_},
-                                {"fill_", m_fill_},
-                                {"copy_", m_copy_},
-                                {"zero_", m_zero_},
-                                {"logical_and", m_logical_and},
-                                {"logical_or", m_logical_or},
-                                {"logical_xor", m_logical_xor},
-                                {"neg_", m_neg_},
-                                {"abs_", m_abs_},
-                                {"exp_", m_exp_},
-                                {"log_", m_log_},
-                                {"sqrt_", m_sqrt_},
-                                {"rsqrt_", m_rsqrt_},
-                                {"square_", m_square_},
-                                {"sin_", m_sin_},
-                                {"cos_", m_cos_},
-                                {"floor_", m_floor_},
-                                {"ceil_", m_ceil_},
-                                {"round_", m_round_},
-                                {"sign_", m_sign_},
-                                {"relu_", m_relu_},
-                                {"sigmoid_", m_sigmoid_},
-                                {"tanh_", m_tanh_},
-                                {"logical_not_", m_logical_not_},
-                                {"t_", m_t_},
-                                {"pow_", m_pow_},
-                                {"fmod_", m_fmod_},
-                                {"remainder_", m_remainder_},
-                                {"maximum_", m_maximum_},
-                                {"minimum_", m_minimum_},
-                                {"clamp_", m_clamp_},
-                                {"uniform_", m_uniform_},
-                                {"normal_", m_normal_},
-                                {"bernoulli_", m_bernoulli_},
-                                {"neg", m_neg},
-                                {"abs", m_abs},
-                                {"exp", m_exp},
-                                {"log", m_log},
-                                {"sqrt", m_sqrt},
-                                {"rsqrt", m_rsqrt},
-                                {"square", m_square},
-                                {"sin", m_sin},
-                                {"cos", m_cos},
-                                {"floor", m_floor},
-                                {"ceil", m_ceil},
-                                {"round", m_round},
-                                {"sign", m_sign},
-                                {"relu", m_relu},
-                                {"sigmoid", m_sigmoid},
-                                {"tanh", m_tanh},
-                                {"logical_not", m_logical_not},
-                                {"clone", m_clone},
-                                {"contiguous", m_contiguous},
-                                {"detach", m_detach},
-                                {"t", m_t},
-                                {"float", m_float},
-                                {"double", m_double},
-                                {"half", m_half},
-                                {"bfloat16", m_bfloat16},
-                                {"long", m_long},
-                                {"int", m_int},
-                                {"bool", m_bool},
-                                {"byte", m_byte},
-                                {"sort", m_sort},
-                                {"topk", m_topk},
-                                {"cumsum", m_cumsum},
-                                {"clamp", m_clamp},
-                                {"bmm", m_bmm},
-                                {"outer", m_outer},
-                                {"equal", m_equal},
-                                {"softmax", m_softmax},
-                                {"log_softmax", m_log_softmax},
-                                {nullptr, nullptr}};
+const Binding kMathMethods[] = {
+    {"add", m_add},
+    {"sub", m_sub},
+    {"mul", m_mul},
+    {"div", m_div},
+    {"pow", m_pow},
+    {"fmod", m_fmod},
+    {"remainder", m_remainder},
+    {"eq", m_eq},
+    {"ne", m_ne},
+    {"lt", m_lt},
+    {"le", m_le},
+    {"gt", m_gt},
+    {"ge", m_ge},
+    {"maximum", m_maximum},
+    {"minimum", m_minimum},
+    {"matmul", m_matmul},
+    {"mm", m_mm},
+    {"dot", m_dot},
+    {"add_", m_add_},
+    {"sub_", m_sub_},
+    {"mul_", m_mul_},
+    {"div_", m_div_},
+    {"fill_", m_fill_},
+    {"copy_", m_copy_},
+    {"zero_", m_zero_},
+    {"logical_and", m_logical_and},
+    {"logical_or", m_logical_or},
+    {"logical_xor", m_logical_xor},
+    {"neg_", m_neg_},
+    {"abs_", m_abs_},
+    {"exp_", m_exp_},
+    {"log_", m_log_},
+    {"sqrt_", m_sqrt_},
+    {"rsqrt_", m_rsqrt_},
+    {"square_", m_square_},
+    {"sin_", m_sin_},
+    {"cos_", m_cos_},
+    {"floor_", m_floor_},
+    {"ceil_", m_ceil_},
+    {"round_", m_round_},
+    {"sign_", m_sign_},
+    {"relu_", m_relu_},
+    {"sigmoid_", m_sigmoid_},
+    {"tanh_", m_tanh_},
+    {"logical_not_", m_logical_not_},
+    {"t_", m_t_},
+    {"pow_", m_pow_},
+    {"fmod_", m_fmod_},
+    {"remainder_", m_remainder_},
+    {"maximum_", m_maximum_},
+    {"minimum_", m_minimum_},
+    {"clamp_", m_clamp_},
+    {"uniform_", m_uniform_},
+    {"normal_", m_normal_},
+    {"bernoulli_", m_bernoulli_},
+    {"neg", m_neg},
+    {"abs", m_abs},
+    {"exp", m_exp},
+    {"log", m_log},
+    {"sqrt", m_sqrt},
+    {"rsqrt", m_rsqrt},
+    {"square", m_square},
+    {"sin", m_sin},
+    {"cos", m_cos},
+    {"floor", m_floor},
+    {"ceil", m_ceil},
+    {"round", m_round},
+    {"sign", m_sign},
+    {"relu", m_relu},
+    {"sigmoid", m_sigmoid},
+    {"tanh", m_tanh},
+    {"logical_not", m_logical_not},
+    {"clone", m_clone},
+    {"contiguous", m_contiguous},
+    {"detach", m_detach},
+    {"t", m_t},
+    {"float", m_float},
+    {"double", m_double},
+    {"half", m_half},
+    {"bfloat16", m_bfloat16},
+    {"long", m_long},
+    {"int", m_int},
+    {"bool", m_bool},
+    {"byte", m_byte},
+    {"sort", m_sort},
+    {"topk", m_topk},
+    {"cumsum", m_cumsum},
+    {"clamp", m_clamp},
+    {"bmm", m_bmm},
+    {"outer", m_outer},
+    {"equal", m_equal},
+    {"softmax", m_softmax},
+    {"log_softmax", m_log_softmax},
+    {"log1p", m_log1p},
+    {"log2", m_log2},
+    {"log10", m_log10},
+    {"expm1", m_expm1},
+    {"tan", m_tan},
+    {"asin", m_asin},
+    {"acos", m_acos},
+    {"atan", m_atan},
+    {"arcsin", m_asin},
+    {"arccos", m_acos},
+    {"arctan", m_atan},
+    {"atan2", m_atan2},
+    {"sinh", m_sinh},
+    {"cosh", m_cosh},
+    {"erf", m_erf},
+    {"reciprocal", m_reciprocal},
+    {"trunc", m_trunc},
+    {"frac", m_frac},
+    {"isnan", m_isnan},
+    {"isinf", m_isinf},
+    {"isfinite", m_isfinite},
+    {"log1p_", m_log1p_},
+    {"expm1_", m_expm1_},
+    {"reciprocal_", m_reciprocal_},
+    {"trunc_", m_trunc_},
+    {"clip", m_clamp},
+    {"clip_", m_clamp_},
+    {"divide", m_div},
+    {"multiply", m_mul},
+    {"subtract", m_sub},
+    {"random_", m_random_},
+    {"exponential_", m_exponential_},
+    {"multinomial", m_multinomial, "", "the draws are 1-based positions, as every index in Lua"},
+    {nullptr, nullptr}};
 const luaL_Reg kMathMeta[] = {{"__add", m_add}, {"__sub", m_sub},       {"__mul", m_mul},
                               {"__div", m_div}, {"__mod", m_remainder}, {"__pow", m_pow},
                               {"__unm", m_neg}, {nullptr, nullptr}};

@@ -56,6 +56,14 @@ Tensor reduce(Reduce r, const Tensor& x, std::optional<int64_t> dim, bool keep) 
   return x;
 }
 
+// keepdim given as PyTorch's positional argument (x:sum(2, true)) or as an option
+// (x:sum(2, {keepdim = true})).
+bool keepdim_argument(lua_State* L, int index, const char* name) {
+  if (lua_isboolean(L, index)) return lua_toboolean(L, index) != 0;
+  Options o(L, index, name, {"keepdim"});
+  return o.boolean("keepdim", false);
+}
+
 // x:sum(), x:sum(dim), x:sum(dim, {keepdim = true}); the same for every reduction above.
 template <Reduce R>
 int reduction(lua_State* L) {
@@ -69,8 +77,7 @@ int reduction(lua_State* L) {
       return 1;
     }
     const int64_t dim = check_dim(L, 2, x.dim(), name);
-    Options o(L, 3, name, {"keepdim"});
-    push_tensor(L, reduce(R, x, dim, o.boolean("keepdim", false)));
+    push_tensor(L, reduce(R, x, dim, keepdim_argument(L, 3, name)));
     return 1;
   });
 }
@@ -91,8 +98,7 @@ int m_extreme(lua_State* L) {
       return 1;
     }
     const int64_t dim = check_dim(L, 2, x.dim(), name);
-    Options o(L, 3, name, {"keepdim"});
-    const bool keep = o.boolean("keepdim", false);
+    const bool keep = keepdim_argument(L, 3, name);
     return push_with_positions(L, IsMax ? x.max(dim, keep) : x.min(dim, keep));
   });
 }

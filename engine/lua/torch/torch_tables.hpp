@@ -41,6 +41,10 @@ TorchTables math_tables();
 TorchTables reduce_tables();
 TorchTables autograd_tables();
 TorchTables convert_tables();
+TorchTables like_tables();
+TorchTables rearrange_tables();
+// torch.float32 = 'float32' and PyTorch's other dtype names (like.cpp)
+void add_dtype_names(lua_State* L, int library);
 const Binding* linalg_functions();    // torch.linalg
 const Binding* autograd_functions();  // torch.autograd
 
