@@ -102,6 +102,7 @@ class TransformerEncoderLayerImpl : public torch::nn::TransformerEncoderLayerImp
   TransformerEncoderLayerImpl(const torch::nn::TransformerEncoderLayerOptions& options,
                               bool batch_first)
       : torch::nn::TransformerEncoderLayerImpl(options), batch_first_(batch_first) {}
+  bool batch_first() const { return batch_first_; }
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& src_mask = {},
                         const torch::Tensor& src_key_padding_mask = {});
 

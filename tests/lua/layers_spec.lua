@@ -91,6 +91,21 @@ local layers = {
   BCELoss = function(c) return nn.BCELoss({weight = c.state.weight}) end,
   KLDivLoss = function() return nn.KLDivLoss({reduction = 'batchmean'}) end,
   HuberLoss = function() return nn.HuberLoss({delta = 0.5}) end,
+  TransformerEncoder = function()
+    local layer = nn.TransformerEncoderLayer(8, 2, {dim_feedforward = 16, dropout = 0})
+    return nn.TransformerEncoder(layer, 2, {norm = nn.LayerNorm({8})}),
+      function(m, x, allowed) return m(x, {mask = allowed:logical_not()}) end
+  end,
+  TransformerDecoderLayer = function()
+    return nn.TransformerDecoderLayer(8, 2, {dim_feedforward = 16, dropout = 0, batch_first = true})
+  end,
+  Transformer = function()
+    return nn.Transformer{d_model = 8, nhead = 2, num_encoder_layers = 2, num_decoder_layers = 1,
+                          dim_feedforward = 16, dropout = 0},
+      function(m, s, t)
+        return m(s, t, {tgt_mask = nn.Transformer.generate_square_subsequent_mask(4)})
+      end
+  end,
 }
 
 local function is_loss(name) return name:match('Loss$') ~= nil end

@@ -50,11 +50,20 @@ MODULE = object()
 # every public name of the namespaces, by the identity of what it names: the first namespace
 # that has it names it (torch.nn.modules.linear.Linear is torch.nn.Linear)
 CANONICAL = {}
+_OWN = set()  # values named by their own name already
 for _ns_name, _ns in NAMESPACES.items():
     for _name in dir(_ns):
         _value = getattr(_ns, _name)
-        if not _name.startswith('_') and not isinstance(_value, type(torch)):
-            CANONICAL.setdefault(id(_value), _ns_name + '.' + _name)
+        # functions, classes and dtypes (torch.float32): not constants such as TYPE_CHECKING
+        named = callable(_value) or isinstance(_value, torch.dtype)
+        if not _name.startswith('_') and not isinstance(_value, type(torch)) and named:
+            # an alias (torch.obj is zeros_like, a loop variable left in torch's namespace)
+            # gives way to the name the value calls itself
+            own = getattr(_value, '__name__', None) == _name
+            if id(_value) not in CANONICAL or (own and id(_value) not in _OWN):
+                CANONICAL[id(_value)] = _ns_name + '.' + _name
+            if own:
+                _OWN.add(id(_value))
 OWNERS = [('torch.Tensor', torch.Tensor), ('torch.nn.Module', torch.nn.Module),
           ('torch.optim.Optimizer', torch.optim.Optimizer)]
 # attribute names too generic to say what they are read on (dicts, strings, files, lists)
@@ -62,7 +71,8 @@ GENERIC = {'append', 'items', 'keys', 'values', 'get', 'update', 'format', 'join
            'strip', 'write', 'read', 'close', 'pop', 'extend', 'index', 'count', 'copy',
            'add', 'insert', 'remove', 'clear', 'sort', 'replace', 'lower', 'upper', 'startswith',
            'endswith', 'encode', 'decode', 'type', 'name', 'data_ptr', 'real', 'imag', 'names',
-           'dump', 'load', 'save'}
+           'dump', 'load', 'save',
+           'resize'}  # PIL's Image.resize where the examples call it (super_resolution, fast_neural_style)
 
 
 def dotted(node):

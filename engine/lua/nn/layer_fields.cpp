@@ -10,6 +10,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/modules/rnn.h>
+#include <torch/nn/modules/transformercoder.h>
 
 #include <functional>
 #include <optional>
@@ -125,6 +126,8 @@ std::optional<torch::nn::AnyModule> callable_child(const std::shared_ptr<torch::
   if (auto d = std::dynamic_pointer_cast<DropoutImpl>(m)) return AnyModule(d);
   if (auto a = std::dynamic_pointer_cast<nn::MultiheadAttentionImpl>(m)) return AnyModule(a);
   if (auto a = std::dynamic_pointer_cast<MultiheadAttentionImpl>(m)) return AnyModule(a);
+  if (auto e = std::dynamic_pointer_cast<TransformerEncoderImpl>(m)) return AnyModule(e);
+  if (auto d = std::dynamic_pointer_cast<TransformerDecoderImpl>(m)) return AnyModule(d);
   return std::nullopt;
 }
 

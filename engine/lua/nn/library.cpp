@@ -193,6 +193,7 @@ int open_nn_core(lua_State* L) {
   set_bindings(L, activation_layer_functions());
   set_bindings(L, recurrent_layer_functions());
   set_bindings(L, resize_layer_functions());
+  set_bindings(L, transformer_layer_functions());
   set_bindings(L, kLibrary);
   lua_getfield(L, -2, "__methods");
   lua_setfield(L, -2, "module_methods");  // nn.lua adds Lua-written methods to built-ins
@@ -200,14 +201,18 @@ int open_nn_core(lua_State* L) {
   lua_setfield(L, -2, "parameter_marks");  // nn.Parameter's marks
   lua_newtable(L);  // the layers' names: nn.lua makes each a class Lua modules may extend
   int position = 1;
-  for (const Binding* table : {layer_functions(), activation_layer_functions(),
-                               recurrent_layer_functions(), resize_layer_functions()}) {
+  for (const Binding* table :
+       {layer_functions(), activation_layer_functions(), recurrent_layer_functions(),
+        resize_layer_functions(), transformer_layer_functions()}) {
     for (const Binding* b = table; b->name; ++b) {
       lua_pushstring(L, b->name);
       lua_rawseti(L, -2, position++);
     }
   }
   lua_setfield(L, -2, "layer_names");
+  push_square_subsequent_mask_function(
+      L);  // nn.lua: nn.Transformer.generate_square_subsequent_mask
+  lua_setfield(L, -2, "square_subsequent_mask");
   lua_newtable(L);
   lua_pushcfunction(L, metric_accuracy);
   lua_setfield(L, -2, "accuracy");

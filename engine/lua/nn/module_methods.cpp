@@ -17,6 +17,7 @@ nn::SequentialImpl* as_sequential(ModuleBox& box) {
 // Layers whose forward takes or returns more than one tensor; returns -1 for the others.
 int forward_several(lua_State* L, torch::nn::Module* module) {
   if (const int n = forward_recurrent(L, module); n >= 0) return n;
+  if (const int n = forward_transformer(L, module); n >= 0) return n;
   auto optional_tensor = [&](int index) {
     return lua_isnoneornil(L, index) ? torch::Tensor() : check_tensor(L, index, "forward");
   };

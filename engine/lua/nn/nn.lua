@@ -6,7 +6,8 @@ local torch = require 'torch'
 local nn = {}
 local internal = {new_lua_module = true, register = true, register_parameter = true,
                   register_buffer = true, is_module = true, module_methods = true,
-                  parameter_marks = true, own_tensors = true, layer_names = true}
+                  parameter_marks = true, own_tensors = true, layer_names = true,
+                  square_subsequent_mask = true}
 for name, value in pairs(core) do
   if not internal[name] then nn[name] = value end
 end
@@ -196,6 +197,7 @@ local function builtin_class(name, constructor)
 end
 
 for _, name in ipairs(core.layer_names) do nn[name] = builtin_class(name, core[name]) end
+nn.Transformer.generate_square_subsequent_mask = core.square_subsequent_mask
 
 -- nn.ModuleList{m1, m2, ...}: children named '0', '1', ... as in PyTorch, reached 1-based
 -- (list[1] is the child named '0'); #list, ipairs(list), list:append(m). No forward.

@@ -37,6 +37,9 @@ const Binding* layer_functions();
 const Binding* activation_layer_functions();
 const Binding* recurrent_layer_functions();
 const Binding* resize_layer_functions();
+const Binding* transformer_layer_functions();  // transformer_layers.cpp, with the next two
+int forward_transformer(lua_State* L, torch::nn::Module* module);
+int push_square_subsequent_mask_function(lua_State* L);
 // forward of a recurrent cell or nn.RNN called from Lua, which take and return states; -1 for
 // another layer (recurrent_layers.cpp)
 int forward_recurrent(lua_State* L, torch::nn::Module* module);

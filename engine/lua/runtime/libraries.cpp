@@ -33,7 +33,7 @@ const Library kLibraries[] = {
     {"nn", open_nn, {nullptr}},
     {"optim", open_optim, {nullptr}},
     {"data", open_data, {nullptr}},
-    {"engine", open_engine, {nullptr}},
+    {"engine", open_engine, {add_surface, nullptr}},
     {"search", open_search, {nullptr}},
 };
 

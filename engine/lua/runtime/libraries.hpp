@@ -23,6 +23,7 @@ void add_memory_functions(lua_State* L,
 void add_functional(lua_State* L, int library);  // nn.F (nn/functional.cpp)
 void add_init(lua_State* L, int library);        // nn.init (nn/init.cpp)
 void add_utils(lua_State* L, int library);       // nn.utils (nn/utils.cpp)
+void add_surface(lua_State* L, int library);     // engine.surface (surface/surface_library.cpp)
 
 // Registers every library with package.preload, from the table in libraries.cpp.
 void register_libraries(lua_State* L);

@@ -5,9 +5,12 @@
 #include <cstring>
 #include <new>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
@@ -235,7 +238,36 @@ std::string current_exception_message(lua_State* L) {
   return message;
 }
 
+namespace {
+
+// Every binding a library was built from, by function: the tables are static, so the pointers
+// stay valid; set_bindings runs once per table per Lua state, from the state's own thread.
+std::mutex bindings_mutex;
+std::unordered_map<lua_CFunction, std::vector<const Binding*>>& registered_bindings() {
+  static std::unordered_map<lua_CFunction, std::vector<const Binding*>> bindings;
+  return bindings;
+}
+
+}  // namespace
+
+const Binding* find_binding(lua_CFunction function, const std::string& name) {
+  std::lock_guard<std::mutex> lock(bindings_mutex);
+  const auto it = registered_bindings().find(function);
+  if (it == registered_bindings().end() || it->second.empty()) return nullptr;
+  for (const Binding* b : it->second) {
+    if (name == b->name) return b;
+  }
+  return it->second.front();
+}
+
 void set_bindings(lua_State* L, const Binding* bindings) {
+  {
+    std::lock_guard<std::mutex> lock(bindings_mutex);
+    for (const Binding* b = bindings; b && b->name; ++b) {
+      auto& list = registered_bindings()[b->function];
+      if (std::find(list.begin(), list.end(), b) == list.end()) list.push_back(b);
+    }
+  }
   for (const Binding* b = bindings; b && b->name; ++b) {
     lua_pushcfunction(L, b->function);
     lua_setfield(L, -2, b->name);

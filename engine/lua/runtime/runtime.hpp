@@ -164,15 +164,20 @@ int gc_userdata(lua_State* L) {
 // PyTorch namespace: nn.Linear is torch.nn.Linear) and what differs from PyTorch's ("" =
 // nothing beyond the Lua conventions). A table of them ends with {nullptr, nullptr}; the
 // coverage page and the missing-name errors read the same tables the libraries are built from
-// (engine/lua/surface).
+// (engine/lua/surface), so a table must live as long as the program (static; set_bindings keeps
+// pointers to its rows).
 struct Binding {
   const char* name;
   lua_CFunction function;
   const char* pytorch = "";
   const char* note = "";
 };
-// Sets each binding's function into the table on top of the stack.
+// Sets each binding's function into the table on top of the stack, and records the binding so
+// that find_binding can say, for a function a library holds, what its table declared.
 void set_bindings(lua_State* L, const Binding* bindings);
+// The binding set_bindings registered for `function` under `name` (the first one for the
+// function when no name matches: an alias), or nullptr.
+const Binding* find_binding(lua_CFunction function, const std::string& name);
 // library[name] = a new table of the bindings of `tables` (nn.F, nn.init, nn.utils).
 void add_bindings_table(lua_State* L, int library, const char* name,
                         std::initializer_list<const Binding*> tables);

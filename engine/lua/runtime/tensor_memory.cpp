@@ -288,9 +288,9 @@ void TensorScope::close(int first, int last) {
 }
 
 void add_memory_functions(lua_State* L, int library) {
-  const Binding functions[] = {
+  static const Binding functions[] = {
       {"scope", t_scope}, {"memory_stats", t_memory_stats}, {nullptr, nullptr}};
-  const Binding methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
+  static const Binding methods[] = {{"free", m_free}, {"keep", m_keep}, {nullptr, nullptr}};
   library = absolute_index(L, library);
   lua_pushvalue(L, library);
   set_bindings(L, functions);

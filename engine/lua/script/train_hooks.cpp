@@ -128,11 +128,11 @@ LuaHooks::LuaHooks(Runtime& runtime, std::string script_path)
     : runtime_(runtime), path_(std::move(script_path)) {
   lua_State* L = runtime_.state();
   lua_newtable(L);
-  const Binding methods[] = {{"backward", ctx_backward},
-                             {"step", ctx_step},
-                             {"log", ctx_log},
-                             {"stop", ctx_stop},
-                             {nullptr, nullptr}};
+  static const Binding methods[] = {{"backward", ctx_backward},
+                                    {"step", ctx_step},
+                                    {"log", ctx_log},
+                                    {"stop", ctx_stop},
+                                    {nullptr, nullptr}};
   set_bindings(L, methods);
   ctx_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 }

@@ -5,7 +5,9 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "engine/core/device.hpp"
 #include "engine/lua/torch/torch_tables.hpp"
+#include "engine/train/precision.hpp"
 
 namespace engine::lua {
 namespace {
@@ -89,6 +91,46 @@ int t_set_grad_enabled(lua_State* L) {
   return lua_gettop(L) - 1;
 }
 
+// torch.autocast(device_type, fn, ...) or torch.autocast(device_type, {dtype = ...}, fn, ...):
+// fn runs under autocast, PyTorch's `with torch.autocast(...)` (the trainer's precision option
+// does this for a whole run); dtype defaults to bfloat16 on the CPU and float16 on CUDA.
+int t_autocast(lua_State* L) {
+  int status = 0;
+  int base = 0;
+  {
+    std::string message;
+    std::unique_ptr<train::AutocastScope> scope;
+    try {
+      const std::string device = check_string(L, 1, "torch.autocast");
+      const torch::Device where = core::parse_device(device);
+      int fn = 2;
+      std::string dtype = where.is_cuda() ? "float16" : "bfloat16";
+      if (lua_istable(L, 2)) {
+        Options o(L, 2, "torch.autocast", {"dtype", "enabled"});
+        dtype = o.string("dtype", dtype);
+        if (!o.boolean("enabled", true)) dtype = "float32";
+        fn = 3;
+      }
+      if (!lua_isfunction(L, fn)) {
+        throw ArgumentError("torch.autocast(device_type[, {dtype}], fn, ...): fn is missing");
+      }
+      scope = std::make_unique<train::AutocastScope>(train::parse_precision(dtype), where);
+      base = fn - 1;
+    } catch (...) {
+      message = current_exception_message(L);
+    }
+    if (!message.empty()) {
+      luaL_where(L, 1);
+      lua_pushlstring(L, message.data(), message.size());
+      lua_concat(L, 2);
+    } else {
+      status = lua_pcall(L, lua_gettop(L) - base - 1, LUA_MULTRET, 0);
+      if (status == 0) return lua_gettop(L) - base;  // the scope closes as this returns
+    }
+  }
+  return lua_error(L);
+}
+
 // torch.is_grad_enabled()
 int t_is_grad_enabled(lua_State* L) {
   lua_pushboolean(L, at::GradMode::is_enabled());
@@ -150,17 +192,24 @@ int m_backward(lua_State* L) {
   });
 }
 
-const Binding kAutogradMethods[] = {{"requires_grad", m_requires_grad},
+const Binding kAutogradMethods[] = {{"requires_grad", m_requires_grad, "",
+                                     "a method that sets the flag and returns x (PyTorch's "
+                                     "attribute reads it: x:is_requires_grad())"},
                                     {"requires_grad_", m_requires_grad},
                                     {"detach_", m_detach_},
                                     {"is_requires_grad", m_is_requires_grad},
                                     {"backward", m_backward},
                                     {nullptr, nullptr}};
 const luaL_Reg kAutogradMeta[] = {{nullptr, nullptr}};
-const Binding kAutogradFunctions[] = {
-    {"no_grad", t_grad_mode<false>},        {"enable_grad", t_grad_mode<true>},
-    {"inference_mode", t_inference_mode},   {"set_grad_enabled", t_set_grad_enabled},
-    {"is_grad_enabled", t_is_grad_enabled}, {nullptr, nullptr}};
+const Binding kAutogradFunctions[] = {{"no_grad", t_grad_mode<false>},
+                                      {"enable_grad", t_grad_mode<true>},
+                                      {"inference_mode", t_inference_mode},
+                                      {"set_grad_enabled", t_set_grad_enabled},
+                                      {"autocast", t_autocast, "",
+                                       "a function form: torch.autocast('cpu', {dtype = "
+                                       "'bfloat16'}, fn, ...) runs fn under autocast"},
+                                      {"is_grad_enabled", t_is_grad_enabled},
+                                      {nullptr, nullptr}};
 
 const Binding kAutograd[] = {{"grad", t_autograd_grad}, {nullptr, nullptr}};
 

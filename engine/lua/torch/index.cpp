@@ -403,8 +403,8 @@ const Binding kIndexMethods[] = {{"scatter_", m_scatter_},
 const luaL_Reg kIndexMeta[] = {{"__newindex", tensor_newindex}, {nullptr, nullptr}};
 
 // PyTorch's tensor attributes that are values, not methods.
-const char* const kTensorFields[] = {"grad", "data", "shape",   "T",
-                                     "mT",   "ndim", "is_cuda", "is_leaf"};
+const char* const kTensorFields[] = {"grad", "data",    "shape",  "T",      "mT",
+                                     "ndim", "is_cuda", "is_xpu", "is_leaf"};
 
 // Pushes x.<key> for one of kTensorFields; false for another key.
 bool push_tensor_field(lua_State* L, const Tensor& t, const std::string& key) {
@@ -428,6 +428,8 @@ bool push_tensor_field(lua_State* L, const Tensor& t, const std::string& key) {
     lua_pushnumber(L, static_cast<double>(t.dim()));
   } else if (key == "is_cuda") {
     lua_pushboolean(L, t.is_cuda());
+  } else if (key == "is_xpu") {
+    lua_pushboolean(L, t.is_xpu());
   } else if (key == "is_leaf") {
     lua_pushboolean(L, t.is_leaf());
   } else {
@@ -461,6 +463,10 @@ int tensor_index(lua_State* L) {
     push_tensor(L, t.index(read_index(L, 2, t)));
     return 1;
   });
+}
+
+std::vector<std::string> tensor_field_names() {
+  return {std::begin(kTensorFields), std::end(kTensorFields)};
 }
 
 int push_result(lua_State* L, bool in_place, const torch::Tensor& result) {

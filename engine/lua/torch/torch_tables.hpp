@@ -27,6 +27,8 @@ int push_result(lua_State* L, bool in_place, const torch::Tensor& result);
 std::string tensor_string(const torch::Tensor& tensor);
 // x[i], x[{i, j}], x.method: the tensor type's __index. (index.cpp)
 int tensor_index(lua_State* L);
+// The attributes a tensor answers besides its methods (x.grad, x.shape...). (index.cpp)
+std::vector<std::string> tensor_field_names();
 
 // A concern's share: its tensor methods (x:name), metamethods and torch.* functions, each list
 // ending with {nullptr, nullptr}.
