@@ -242,30 +242,6 @@ int l_multihead_attention(lua_State* L) {
   });
 }
 
-int l_transformer_encoder_layer(lua_State* L) {
-  const char* name = "nn.TransformerEncoderLayer";
-  return guarded(L, [&] {
-    const int64_t dim = check_integer(L, 1, name), heads = check_integer(L, 2, name);
-    Options o(L, 3, name,
-              {"dim_feedforward", "dropout", "activation", "batch_first", "norm_first"});
-    if (o.boolean("norm_first", false)) {
-      throw ArgumentError(std::string(name) +
-                          ": norm_first = true is not available in libtorch 1.13's C++ layer");
-    }
-    const std::string activation = o.string("activation", "relu");
-    auto opts = torch::nn::TransformerEncoderLayerOptions(dim, heads)
-                    .dim_feedforward(o.integer("dim_feedforward", 2048))
-                    .dropout(o.number("dropout", 0.1));
-    if (activation == "relu")
-      opts.activation(torch::kReLU);
-    else if (activation == "gelu")
-      opts.activation(torch::kGELU);
-    else
-      throw ArgumentError(std::string(name) + ": activation must be 'relu' or 'gelu'");
-    return push_layer<nn::TransformerEncoderLayerImpl>(L, opts, o.boolean("batch_first", false));
-  });
-}
-
 // nn.Unflatten(d, sizes): 1-based d.
 int l_unflatten(lua_State* L) {
   return guarded(L, [&] {
@@ -386,7 +362,6 @@ const Binding kLayers[] = {{"Linear", l_linear},
                            {"LSTM", l_lstm},
                            {"GRU", l_gru},
                            {"MultiheadAttention", l_multihead_attention},
-                           {"TransformerEncoderLayer", l_transformer_encoder_layer},
                            {"Unflatten", l_unflatten},
                            {"MaxPool2d", l_maxpool2d},
                            {"AvgPool2d", l_avgpool2d},

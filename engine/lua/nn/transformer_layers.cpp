@@ -1,8 +1,10 @@
-// Part of require 'nn.core': PyTorch's transformer stacks (engine/nn/transformer.hpp):
+// Part of require 'nn.core': PyTorch's transformer layers and stacks (engine/nn/layers.hpp,
+// engine/nn/transformer.hpp): nn.TransformerEncoderLayer(d, heads[, opts]),
 // nn.TransformerEncoder(layer, n[, {norm}]), nn.TransformerDecoderLayer(d, heads[, opts]),
 // nn.TransformerDecoder(layer, n[, {norm}]), nn.Transformer{...}, and their forward from Lua with
 // PyTorch's keyword masks in an options table.
 #include "engine/lua/nn/nn_tables.hpp"
+#include "engine/nn/layers.hpp"
 #include "engine/nn/transformer.hpp"
 
 namespace engine::lua {
@@ -43,8 +45,10 @@ int l_transformer_encoder(lua_State* L) {
   });
 }
 
-int l_transformer_decoder_layer(lua_State* L) {
-  const char* name = "nn.TransformerDecoderLayer";
+// nn.TransformerEncoderLayer / nn.TransformerDecoderLayer(d_model, nhead[, {dim_feedforward,
+// dropout, activation, batch_first}]); norm_first is refused (libtorch 1.13's layers lack it)
+template <class Impl, class Opts>
+int transformer_layer(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t dim = check_integer(L, 1, name), heads = check_integer(L, 2, name);
     Options o(L, 3, name,
@@ -53,12 +57,20 @@ int l_transformer_decoder_layer(lua_State* L) {
       throw ArgumentError(std::string(name) +
                           ": norm_first = true is not available in libtorch 1.13's C++ layer");
     }
-    auto opts = tnn::TransformerDecoderLayerOptions(dim, heads)
+    auto opts = Opts(dim, heads)
                     .dim_feedforward(o.integer("dim_feedforward", 2048))
                     .dropout(o.number("dropout", 0.1))
                     .activation(activation_of(o.string("activation", "relu"), name));
-    return push_layer<nn::TransformerDecoderLayerImpl>(L, opts, o.boolean("batch_first", false));
+    return push_layer<Impl>(L, opts, o.boolean("batch_first", false));
   });
+}
+int l_transformer_encoder_layer(lua_State* L) {
+  return transformer_layer<nn::TransformerEncoderLayerImpl, tnn::TransformerEncoderLayerOptions>(
+      L, "nn.TransformerEncoderLayer");
+}
+int l_transformer_decoder_layer(lua_State* L) {
+  return transformer_layer<nn::TransformerDecoderLayerImpl, tnn::TransformerDecoderLayerOptions>(
+      L, "nn.TransformerDecoderLayer");
 }
 
 int l_transformer_decoder(lua_State* L) {
@@ -128,6 +140,9 @@ int t_square_subsequent_mask(lua_State* L) {
 }
 
 const Binding kTransformerLayers[] = {
+    {"TransformerEncoderLayer", l_transformer_encoder_layer, "",
+     "layer(src[, {src_mask, src_key_padding_mask}]); norm_first is refused (libtorch 1.13 lacks "
+     "it)"},
     {"TransformerEncoder", l_transformer_encoder, "",
      "enc(x[, {mask, src_key_padding_mask}]); the layer's weights are copied num_layers times, "
      "as PyTorch's deepcopy"},
