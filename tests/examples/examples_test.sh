@@ -70,6 +70,17 @@ case "$CASE" in
     matches "$run" /metrics/validation/loss "$fixture" /expected/validation_loss 1e-12
     same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/loss
     ;;
+  dcgan)
+    # two networks, each stepped by its own Adam from train_batch, fixed noise in ctx.state:
+    # 8 images of 64x64 in batches of 4 for 2 epochs, equal to PyTorch's program to the bit; resumed
+    # from the first epoch's checkpoint, identical
+    fixture=$FIX/dcgan.h5
+    straight_and_resumed "$REPO/scripts/examples/dcgan.lua" 2 --set data="$fixture" --set nz=8 \
+      --set ngf=4 --set ndf=4 --set batch_size=4 --set epochs=2
+    matches "$run" /metrics/train/loss "$fixture" /expected/loss 0
+    matches "$run" /metrics/train/loss_g "$fixture" /expected/loss_g 0
+    same_series "$run" "$resumed" /metrics/train/loss /metrics/train/loss_g /metrics/train/d_x
+    ;;
   *)
     fail "unknown example $CASE"
     ;;
