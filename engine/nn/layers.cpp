@@ -11,14 +11,6 @@
 namespace engine::nn {
 namespace {
 
-// PyTorch's boolean attention masks (true: do not attend) as the additive float masks
-// libtorch 1.13's C++ attention expects.
-torch::Tensor additive_mask(const torch::Tensor& mask, torch::ScalarType dtype) {
-  if (!mask.defined() || mask.scalar_type() != torch::kBool) return mask;
-  return torch::zeros(mask.sizes(), mask.options().dtype(dtype))
-      .masked_fill_(mask, -std::numeric_limits<double>::infinity());
-}
-
 // PyTorch warns once per call site; a layer called every step warns once per process here.
 void warn_once(std::atomic<bool>& warned, const std::string& text) {
   if (!warned.exchange(true)) spdlog::warn("{}", text);
@@ -27,6 +19,12 @@ void warn_once(std::atomic<bool>& warned, const std::string& text) {
 std::atomic<bool> dropout2d_rank_warned{false};
 
 }  // namespace
+
+torch::Tensor additive_mask(const torch::Tensor& mask, torch::ScalarType dtype) {
+  if (!mask.defined() || mask.scalar_type() != torch::kBool) return mask;
+  return torch::zeros(mask.sizes(), mask.options().dtype(dtype))
+      .masked_fill_(mask, -std::numeric_limits<double>::infinity());
+}
 
 UpsampleImpl::UpsampleImpl(std::vector<int64_t> size, std::vector<double> scale_factor,
                            torch::nn::functional::InterpolateFuncOptions::mode_t mode,

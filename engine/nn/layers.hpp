@@ -13,6 +13,10 @@
 
 namespace engine::nn {
 
+// PyTorch's boolean attention masks (true: do not attend) as the additive float masks of `dtype`
+// libtorch 1.13's C++ attention expects; any other mask as it is.
+torch::Tensor additive_mask(const torch::Tensor& mask, torch::ScalarType dtype);
+
 // Indices 1..num_embeddings.
 class OneBasedEmbeddingImpl : public torch::nn::EmbeddingImpl {
  public:

@@ -1,4 +1,3 @@
-#include <torch/optim/lbfgs.h>
 #include <torch/serialize/archive.h>
 
 #include <algorithm>
@@ -8,18 +7,13 @@
 #include "engine/core/format.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "engine/train/checkpoint_parts.hpp"
+#include "engine/train/optimizer_archive.hpp"
 #include "engine/train/optimizer_state_key.hpp"
 
 namespace engine::train {
 namespace {
 
 namespace h5 = io::h5;
-
-torch::Tensor archive_bytes(const std::string& bytes) {
-  return torch::from_blob(const_cast<char*>(bytes.data()), {static_cast<int64_t>(bytes.size())},
-                          torch::kUInt8)
-      .clone();
-}
 
 // A readable copy of one parameter's optimizer state (momentum buffers, moments, step counts).
 void write_param_state(hid_t parent, const std::string& name,
@@ -45,34 +39,12 @@ void write_param_state(hid_t parent, const std::string& name,
   }
 }
 
-// libtorch's LBFGS keeps a scratch list `al` of history_size tensors; a step writes an entry
-// before it reads it, and entries past the history are undefined, which libtorch's archive cannot
-// hold ("Cannot access storage of UndefinedTensorImpl"): they become empty tensors, which no step
-// reads either.
-void define_lbfgs_scratch(torch::optim::Optimizer& optimizer) {
-  if (!dynamic_cast<torch::optim::LBFGS*>(&optimizer)) return;
-  for (auto& [key, state] : optimizer.state()) {
-    auto& lbfgs = static_cast<torch::optim::LBFGSParamState&>(*state);
-    if (!lbfgs.al()) continue;
-    std::vector<torch::Tensor> scratch = *lbfgs.al();
-    for (auto& t : scratch) {
-      if (!t.defined()) t = torch::empty({0});
-    }
-    lbfgs.al(scratch);
-  }
-}
-
 // One optimizer into `group`: its type, libtorch's archive of it, and a readable copy (each
 // group's rate, each parameter's state under its model name).
 void write_optimizer(hid_t group, torch::optim::Optimizer& optimizer, const std::string& type,
                      torch::nn::Module& model) {
-  define_lbfgs_scratch(optimizer);
   h5::write_attribute(group, "type", type);
-  torch::serialize::OutputArchive archive;
-  optimizer.save(archive);
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  io::write_tensor(group, "archive", archive_bytes(bytes.str()));
+  io::write_tensor(group, "archive", optimizer_archive(optimizer));
   std::map<const void*, std::string> names;
   for (const auto& p : model.named_parameters(true)) {
     names.emplace(p.value().unsafeGetTensorImpl(), p.key());  // a tied weight: its first name
@@ -100,11 +72,7 @@ void read_optimizer(hid_t group, const std::string& where, torch::optim::Optimiz
   if (saved_type != type) {
     throw core::DataError(where + " is " + saved_type + ", the script's is " + type);
   }
-  auto blob = io::read_tensor(group, "archive").contiguous();
-  torch::serialize::InputArchive archive;
-  archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
-                    static_cast<size_t>(blob.numel()));
-  optimizer.load(archive);
+  load_optimizer_archive(optimizer, io::read_tensor(group, "archive"));
   // libtorch 1.13's load restores the state but leaves the groups' options as they were built:
   // the rates (which schedules change) come from the readable copy
   auto groups = h5::open_group(group, "groups");

@@ -284,9 +284,7 @@ bool Trainer::synchronise_backward() const {
 
 bool Trainer::step() {
   if (!spec_.optimizers.empty()) {
-    std::string names;
-    for (const auto& o : spec_.optimizers) names += (names.empty() ? "" : ", ") + o.name;
-    throw core::UsageError("ctx:step(): the script has several optimizers (" + names +
+    throw core::UsageError("ctx:step(): the script has several optimizers (" + optimizer_names() +
                            "): name the one to step, ctx:step('" + spec_.optimizers[0].name + "')");
   }
   if (batch_stepped_) {

@@ -105,6 +105,7 @@ class Trainer : public StepContext {
   // step counted after a hook that stepped them by name, every optimizer's gradients released,
   // their epoch schedules, the watched metrics of their schedules, and their rates' columns.
   void check_several_optimizers() const;
+  std::string optimizer_names() const;  // "discriminator, generator"
   void count_named_steps();
   void release_all_gradients();
   void step_epoch_schedulers();

@@ -13,16 +13,6 @@
 #include "engine/train/trainer.hpp"
 
 namespace engine::train {
-namespace {
-
-std::vector<std::string> names_of(const std::vector<NamedOptimizer>& optimizers) {
-  std::vector<std::string> names;
-  for (const auto& o : optimizers) names.push_back(o.name);
-  return names;
-}
-
-}  // namespace
-
 // LBFGS evaluates the loss several times per step through a closure; the batch's metrics are
 // those of the first evaluation, as the step returns it.
 BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
@@ -52,9 +42,15 @@ BatchResult Trainer::lbfgs_batch(const data::Batch& batch) {
   return result;
 }
 
+std::string Trainer::optimizer_names() const {
+  std::vector<std::string> names;
+  for (const auto& o : spec_.optimizers) names.push_back(o.name);
+  return core::join(names);
+}
+
 void Trainer::check_several_optimizers() const {
   if (spec_.optimizers.empty()) return;
-  const std::string names = core::join(names_of(spec_.optimizers));
+  const std::string names = optimizer_names();
   const auto refuse = [&](const std::string& what) {
     throw core::UsageError("the script has several optimizers (" + names + "): " + what);
   };
@@ -83,7 +79,7 @@ bool Trainer::step(const std::string& name) {
                             [&](const NamedOptimizer& o) { return o.name == name; });
   if (named == spec_.optimizers.end()) {
     throw core::UsageError("ctx:step('" + name + "'): no optimizer of that name (the script's: " +
-                           core::join(names_of(spec_.optimizers)) + ")");
+                           optimizer_names() + ")");
   }
   if (!stepped_names_.insert(name).second) {
     throw core::UsageError("train_batch called ctx:step('" + name + "') twice for one batch");

@@ -99,6 +99,27 @@ local layers = {
   TransformerDecoderLayer = function()
     return nn.TransformerDecoderLayer(8, 2, {dim_feedforward = 16, dropout = 0, batch_first = true})
   end,
+  TransformerDecoder = function()
+    local layer = nn.TransformerDecoderLayer(8, 2, {dim_feedforward = 16, dropout = 0})
+    return nn.TransformerDecoder(layer, 2)
+  end,
+  CELU = function() return nn.CELU(0.5) end,
+  Threshold = function() return nn.Threshold(0.1, 20) end,
+  Tanhshrink = function() return nn.Tanhshrink() end,
+  InstanceNorm1d = function() return nn.InstanceNorm1d(3) end,
+  InstanceNorm3d = function() return nn.InstanceNorm3d(2, {affine = true}) end,
+  ConstantPad1d = function() return nn.ConstantPad1d({1, 2}, 0.5) end,
+  ConstantPad2d = function() return nn.ConstantPad2d(1, 3) end,
+  ReplicationPad1d = function() return nn.ReplicationPad1d({2, 1}) end,
+  ReplicationPad2d = function() return nn.ReplicationPad2d({1, 0, 2, 1}) end,
+  ReflectionPad1d = function() return nn.ReflectionPad1d(2) end,
+  ZeroPad2d = function() return nn.ZeroPad2d({1, 2, 0, 1}) end,
+  MaxPool1d = function() return nn.MaxPool1d(3, {stride = 2, padding = 1}) end,
+  AvgPool1d = function() return nn.AvgPool1d(3, {stride = 2}) end,
+  AdaptiveAvgPool1d = function() return nn.AdaptiveAvgPool1d(4) end,
+  AdaptiveMaxPool2d = function() return nn.AdaptiveMaxPool2d({2, 3}) end,
+  PixelUnshuffle = function() return nn.PixelUnshuffle(2) end,
+  ConvTranspose3d = function() return nn.ConvTranspose3d(2, 2, 2, {stride = 2}) end,
   Transformer = function()
     return nn.Transformer{d_model = 8, nhead = 2, num_encoder_layers = 2, num_decoder_layers = 1,
                           dim_feedforward = 16, dropout = 0},

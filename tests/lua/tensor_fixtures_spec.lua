@@ -204,6 +204,30 @@ cases.F_one_hot = function(c) return {out = nn.F.one_hot(c.a, 5)} end
 cases.F_binary_cross_entropy = function(c) return {out = nn.F.binary_cross_entropy(c.a, c.b)} end
 cases.F_kl_div = function(c) return {out = nn.F.kl_div(c.a, c.b, {reduction = 'batchmean'})} end
 
+for _, name in ipairs({'isnan', 'isinf', 'isfinite'}) do
+  cases['x_' .. name] = function(c) return {out = c.a[name](c.a)} end
+end
+cases.x_clip = function(c) return {out = c.a:clip(-0.3, 0.2)} end
+cases.x_reshape_as = function(c) return {out = c.a:reshape_as(c.b)} end
+cases.x_new_zeros = function(c) return {out = c.a:new_zeros(2, 3)} end
+cases.x_new_ones = function(c) return {out = c.a:new_ones({3, 2})} end
+cases.x_new_tensor = function(c) return {out = c.a:new_tensor({1.5, 2.5, -3.0})} end
+cases.x_swapdims = function(c) return {out = c.a:swapdims(2, 3)} end
+cases.x_stride = function(c)
+  return {out = torch.tensor(c.a:permute(3, 1, 2):stride(), {dtype = 'int64'})}
+end
+cases.x_random_ = function(c) torch.manual_seed(9); return {out = c.a:random_(2, 9)} end
+cases.x_exponential_ = function(c) torch.manual_seed(10); return {out = c.a:exponential_(2)} end
+for _, name in ipairs({'selu', 'mish', 'logsigmoid', 'softsign', 'hardsigmoid'}) do
+  cases['F_' .. name] = function(c) return {out = nn.F[name](c.a)} end
+end
+cases.F_celu = function(c) return {out = nn.F.celu(c.a, 0.5)} end
+cases.F_hardtanh = function(c) return {out = nn.F.hardtanh(c.a, -0.5, 0.3)} end
+cases.F_glu = function(c) return {out = nn.F.glu(c.a)} end
+cases.F_adaptive_avg_pool1d = function(c) return {out = nn.F.adaptive_avg_pool1d(c.a, 4)} end
+cases.F_adaptive_max_pool2d = function(c) return {out = nn.F.adaptive_max_pool2d(c.a, {3, 5})} end
+cases.F_huber_loss = function(c) return {out = nn.F.huber_loss(c.a, c.b, {delta = 0.5})} end
+
 -- Type promotion over every pair of dtypes (the fixture names carry the dtypes).
 local dtypes = {'bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32',
                 'float64'}

@@ -10,10 +10,6 @@ namespace {
 
 namespace tnn = torch::nn;
 
-double activation_argument(lua_State* L, int index, double fallback, const char* function) {
-  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
-}
-
 // layers without arguments
 template <class Impl>
 int plain_activation(lua_State* L) {
@@ -26,15 +22,13 @@ int l_relu6(lua_State* L) {
 
 int l_elu(lua_State* L) {
   return guarded(L, [&] {
-    return push_layer<tnn::ELUImpl>(
-        L, tnn::ELUOptions().alpha(activation_argument(L, 1, 1.0, "nn.ELU")));
+    return push_layer<tnn::ELUImpl>(L, tnn::ELUOptions().alpha(number_or(L, 1, 1.0, "nn.ELU")));
   });
 }
 
 int l_celu(lua_State* L) {
   return guarded(L, [&] {
-    return push_layer<tnn::CELUImpl>(
-        L, tnn::CELUOptions().alpha(activation_argument(L, 1, 1.0, "nn.CELU")));
+    return push_layer<tnn::CELUImpl>(L, tnn::CELUOptions().alpha(number_or(L, 1, 1.0, "nn.CELU")));
   });
 }
 
@@ -60,10 +54,9 @@ int l_prelu(lua_State* L) {
 // nn.Hardtanh([min_val = -1[, max_val = 1]])
 int l_hardtanh(lua_State* L) {
   return guarded(L, [&] {
-    return push_layer<tnn::HardtanhImpl>(L,
-                                         tnn::HardtanhOptions()
-                                             .min_val(activation_argument(L, 1, -1, "nn.Hardtanh"))
-                                             .max_val(activation_argument(L, 2, 1, "nn.Hardtanh")));
+    return push_layer<tnn::HardtanhImpl>(L, tnn::HardtanhOptions()
+                                                .min_val(number_or(L, 1, -1, "nn.Hardtanh"))
+                                                .max_val(number_or(L, 2, 1, "nn.Hardtanh")));
   });
 }
 

@@ -16,10 +16,6 @@ int push_activation(lua_State* L, Tensor t) {
   return 1;
 }
 
-double activation_number(lua_State* L, int index, double fallback, const char* function) {
-  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
-}
-
 #define ACTIVATION(NAME, EXPR)                     \
   int fa_##NAME(lua_State* L) {                    \
     return guarded(L, [&] {                        \
@@ -35,11 +31,11 @@ ACTIVATION(hardsigmoid, torch::hardsigmoid(x))
 ACTIVATION(mish, torch::mish(x))
 ACTIVATION(logsigmoid, torch::log_sigmoid(x))
 ACTIVATION(softsign, x / (x.abs() + 1))
-ACTIVATION(elu, torch::elu(x, activation_number(L, 2, 1.0, "nn.F.elu")))
-ACTIVATION(celu, torch::celu(x, activation_number(L, 2, 1.0, "nn.F.celu")))
-ACTIVATION(leaky_relu, torch::leaky_relu(x, activation_number(L, 2, 0.01, "nn.F.leaky_relu")))
-ACTIVATION(hardtanh, torch::hardtanh(x, activation_number(L, 2, -1.0, "nn.F.hardtanh"),
-                                     activation_number(L, 3, 1.0, "nn.F.hardtanh")))
+ACTIVATION(elu, torch::elu(x, number_or(L, 2, 1.0, "nn.F.elu")))
+ACTIVATION(celu, torch::celu(x, number_or(L, 2, 1.0, "nn.F.celu")))
+ACTIVATION(leaky_relu, torch::leaky_relu(x, number_or(L, 2, 0.01, "nn.F.leaky_relu")))
+ACTIVATION(hardtanh, torch::hardtanh(x, number_or(L, 2, -1.0, "nn.F.hardtanh"),
+                                     number_or(L, 3, 1.0, "nn.F.hardtanh")))
 
 // softplus(x[, {beta = 1, threshold = 20}])
 int fa_softplus(lua_State* L) {

@@ -10,10 +10,6 @@ namespace {
 
 namespace init = torch::nn::init;
 
-double number_or(lua_State* L, int index, double fallback, const char* function) {
-  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
-}
-
 // Runs fill on the tensor at index 1 and returns that tensor.
 template <class Fill>
 int fill(lua_State* L, const char* function, Fill&& fill_tensor) {

@@ -115,6 +115,8 @@ function Module:register_buffer(name, tensor)
   rawget(self, '__fields')[name] = core.register_buffer(self, name, tensor):keep()
 end
 
+local function index_builtin(layer, key) return layer[key] end
+
 local function instance_index(class)
   return function(object, key)
     local fields = rawget(object, '__fields')
@@ -122,7 +124,13 @@ local function instance_index(class)
     if value ~= nil then return value end
     if key == 'training' then return object:is_training() end
     value = class[key]
-    if value == nil and fields.__builtin then return fields.__builtin[key] end  -- lin.in_features
+    if value == nil and fields.__builtin then  -- the built-in base's fields: lin.in_features
+      -- a name the base lacks reads as nil, as on any Lua module (and C++ that probes a
+      -- module's field, bench's example_input, must never meet a Lua error there)
+      local ok, inner = pcall(index_builtin, fields.__builtin, key)
+      if ok then return inner end
+      return nil
+    end
     return value
   end
 end

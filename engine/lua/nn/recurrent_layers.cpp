@@ -42,24 +42,20 @@ int l_rnn(lua_State* L) {
   });
 }
 
-int l_lstm_cell(lua_State* L) {
-  const char* name = "nn.LSTMCell";
+// nn.LSTMCell / nn.GRUCell(input_size, hidden_size[, {bias}])
+template <class Impl, class Opts>
+int cell_layer(lua_State* L, const char* name) {
   return guarded(L, [&] {
     const int64_t in = check_integer(L, 1, name), hidden = check_integer(L, 2, name);
     Options o(L, 3, name, {"bias"});
-    return push_layer<tnn::LSTMCellImpl>(
-        L, tnn::LSTMCellOptions(in, hidden).bias(o.boolean("bias", true)));
+    return push_layer<Impl>(L, Opts(in, hidden).bias(o.boolean("bias", true)));
   });
 }
-
+int l_lstm_cell(lua_State* L) {
+  return cell_layer<tnn::LSTMCellImpl, tnn::LSTMCellOptions>(L, "nn.LSTMCell");
+}
 int l_gru_cell(lua_State* L) {
-  const char* name = "nn.GRUCell";
-  return guarded(L, [&] {
-    const int64_t in = check_integer(L, 1, name), hidden = check_integer(L, 2, name);
-    Options o(L, 3, name, {"bias"});
-    return push_layer<tnn::GRUCellImpl>(
-        L, tnn::GRUCellOptions(in, hidden).bias(o.boolean("bias", true)));
-  });
+  return cell_layer<tnn::GRUCellImpl, tnn::GRUCellOptions>(L, "nn.GRUCell");
 }
 
 int l_rnn_cell(lua_State* L) {

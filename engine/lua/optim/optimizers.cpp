@@ -6,15 +6,13 @@
 #include <torch/optim/lbfgs.h>
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
-#include <torch/serialize/archive.h>
-
-#include <sstream>
 
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_tables.hpp"
 #include "engine/nn/parameter_slots.hpp"
 #include "engine/train/adadelta.hpp"
 #include "engine/train/adam.hpp"
+#include "engine/train/optimizer_archive.hpp"
 #include "engine/train/sgd.hpp"
 
 namespace engine::lua {
@@ -350,17 +348,11 @@ int opt_add_param_group(lua_State* L) {
 int opt_state_dict(lua_State* L) {
   return guarded(L, [&] {
     auto& opt = check<OptimizerBox>(L, 1, "state_dict");
-    torch::serialize::OutputArchive archive;
-    opt.optimizer->save(archive);
-    std::ostringstream bytes;
-    archive.save_to(bytes);
-    const std::string data = bytes.str();
+    auto archive = train::optimizer_archive(*opt.optimizer);
     lua_createtable(L, 0, 3);
     lua_pushstring(L, opt.name.c_str());
     lua_setfield(L, -2, "type");
-    push_tensor(L, torch::from_blob(const_cast<char*>(data.data()),
-                                    {static_cast<int64_t>(data.size())}, torch::kUInt8)
-                       .clone());
+    push_tensor(L, std::move(archive));
     lua_setfield(L, -2, "archive");
     const auto& groups = opt.optimizer->param_groups();
     lua_createtable(L, static_cast<int>(groups.size()), 0);
@@ -389,18 +381,11 @@ int opt_load_state_dict(lua_State* L) {
                           (type.empty() ? std::string("no optimizer") : type) + ", this is " +
                           opt.name);
     }
-    auto& archive_bytes = [&]() -> torch::Tensor& {
-      raw_get(L, 2, "archive");
-      auto* t = test_tensor(L, -1);
-      lua_pop(L, 1);
-      if (!t) throw ArgumentError("load_state_dict: the state has no archive tensor");
-      return *t;
-    }();
-    const auto blob = archive_bytes.contiguous();
-    torch::serialize::InputArchive archive;
-    archive.load_from(reinterpret_cast<const char*>(blob.data_ptr<uint8_t>()),
-                      static_cast<size_t>(blob.numel()));
-    opt.optimizer->load(archive);
+    raw_get(L, 2, "archive");
+    auto* archive = test_tensor(L, -1);
+    lua_pop(L, 1);  // the table at 2 keeps the tensor alive
+    if (!archive) throw ArgumentError("load_state_dict: the state has no archive tensor");
+    train::load_optimizer_archive(*opt.optimizer, *archive);
     raw_get(L, 2, "param_groups");
     auto& groups = opt.optimizer->param_groups();
     if (!lua_istable(L, -1) || lua_objlen(L, -1) != groups.size()) {

@@ -236,6 +236,13 @@ T& check(lua_State* L, int index, const char* function) {
 
 double check_number(lua_State* L, int index, const char* function);
 int64_t check_integer(lua_State* L, int index, const char* function);
+// The argument at index, or `fallback` when it is nil or absent (PyTorch's default arguments).
+inline double number_or(lua_State* L, int index, double fallback, const char* function) {
+  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
+}
+inline int64_t integer_or(lua_State* L, int index, int64_t fallback, const char* function) {
+  return lua_isnoneornil(L, index) ? fallback : check_integer(L, index, function);
+}
 std::string check_string(lua_State* L, int index, const char* function);
 
 // ---- option tables -------------------------------------------------------------------------

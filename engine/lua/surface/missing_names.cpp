@@ -1,7 +1,6 @@
 #include "engine/lua/surface/missing_names.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 #include <unordered_set>
 

@@ -68,29 +68,26 @@ int m_new_tensor(lua_State* L) {
   });
 }
 
-int m_view_as(lua_State* L) {
+// x:view_as(y) and the like: a tensor shaped (or typed) after y.
+using AsMethod = Tensor (Tensor::*)(const Tensor&) const;
+template <AsMethod Method>
+int as_other(lua_State* L, const char* name) {
   return guarded(L, [&] {
-    push_tensor(L, self(L, "view_as").view_as(check_tensor(L, 2, "view_as")));
+    push_tensor(L, (self(L, name).*Method)(check_tensor(L, 2, name)));
     return 1;
   });
+}
+int m_view_as(lua_State* L) {
+  return as_other<&Tensor::view_as>(L, "view_as");
 }
 int m_reshape_as(lua_State* L) {
-  return guarded(L, [&] {
-    push_tensor(L, self(L, "reshape_as").reshape_as(check_tensor(L, 2, "reshape_as")));
-    return 1;
-  });
+  return as_other<&Tensor::reshape_as>(L, "reshape_as");
 }
 int m_expand_as(lua_State* L) {
-  return guarded(L, [&] {
-    push_tensor(L, self(L, "expand_as").expand_as(check_tensor(L, 2, "expand_as")));
-    return 1;
-  });
+  return as_other<&Tensor::expand_as>(L, "expand_as");
 }
 int m_type_as(lua_State* L) {
-  return guarded(L, [&] {
-    push_tensor(L, self(L, "type_as").type_as(check_tensor(L, 2, "type_as")));
-    return 1;
-  });
+  return as_other<&Tensor::type_as>(L, "type_as");
 }
 
 int m_cpu(lua_State* L) {

@@ -234,27 +234,24 @@ int m_clamp_(lua_State* L) {
 
 // Random fills, as in PyTorch: x:uniform_([from = 0][, to = 1]), x:normal_([mean = 0][, std = 1]),
 // x:bernoulli_([p = 0.5]).
-double optional_number(lua_State* L, int index, double fallback, const char* function) {
-  return lua_isnoneornil(L, index) ? fallback : check_number(L, index, function);
-}
 int m_uniform_(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "uniform_");
-    x.uniform_(optional_number(L, 2, 0.0, "uniform_"), optional_number(L, 3, 1.0, "uniform_"));
+    x.uniform_(number_or(L, 2, 0.0, "uniform_"), number_or(L, 3, 1.0, "uniform_"));
     return push_result(L, true, x);
   });
 }
 int m_normal_(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "normal_");
-    x.normal_(optional_number(L, 2, 0.0, "normal_"), optional_number(L, 3, 1.0, "normal_"));
+    x.normal_(number_or(L, 2, 0.0, "normal_"), number_or(L, 3, 1.0, "normal_"));
     return push_result(L, true, x);
   });
 }
 int m_bernoulli_(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "bernoulli_");
-    x.bernoulli_(optional_number(L, 2, 0.5, "bernoulli_"));
+    x.bernoulli_(number_or(L, 2, 0.5, "bernoulli_"));
     return push_result(L, true, x);
   });
 }
@@ -276,7 +273,7 @@ int m_random_(lua_State* L) {
 int m_exponential_(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "exponential_");
-    x.exponential_(optional_number(L, 2, 1.0, "exponential_"));
+    x.exponential_(number_or(L, 2, 1.0, "exponential_"));
     return push_result(L, true, x);
   });
 }

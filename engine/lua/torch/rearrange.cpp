@@ -8,25 +8,21 @@ namespace {
 
 using torch::Tensor;
 
-int64_t optional_integer(lua_State* L, int index, int64_t fallback, const char* function) {
-  return lua_isnoneornil(L, index) ? fallback : check_integer(L, index, function);
-}
-
 int m_tril(lua_State* L) {
   return guarded(L, [&] {
-    push_tensor(L, self(L, "tril").tril(optional_integer(L, 2, 0, "tril")));
+    push_tensor(L, self(L, "tril").tril(integer_or(L, 2, 0, "tril")));
     return 1;
   });
 }
 int m_triu(lua_State* L) {
   return guarded(L, [&] {
-    push_tensor(L, self(L, "triu").triu(optional_integer(L, 2, 0, "triu")));
+    push_tensor(L, self(L, "triu").triu(integer_or(L, 2, 0, "triu")));
     return 1;
   });
 }
 int m_diag(lua_State* L) {
   return guarded(L, [&] {
-    push_tensor(L, self(L, "diag").diag(optional_integer(L, 2, 0, "diag")));
+    push_tensor(L, self(L, "diag").diag(integer_or(L, 2, 0, "diag")));
     return 1;
   });
 }
@@ -35,7 +31,7 @@ int m_diag(lua_State* L) {
 int m_diff(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "diff");
-    const int64_t n = optional_integer(L, 2, 1, "diff");
+    const int64_t n = integer_or(L, 2, 1, "diff");
     const int64_t dim = lua_isnoneornil(L, 3) ? -1 : check_dim(L, 3, x.dim(), "diff");
     push_tensor(L, x.diff(n, dim));
     return 1;
