@@ -13,9 +13,10 @@ end
 
 -- input: N x T values; returns N x (T + future) predictions, each of the next value
 function Sequence:forward(input, future)
-  local n, dtype = input:size(1), input:dtype()
-  local h, c = torch.zeros(n, self.hidden, {dtype = dtype}), torch.zeros(n, self.hidden, {dtype = dtype})
-  local h2, c2 = torch.zeros(n, self.hidden, {dtype = dtype}), torch.zeros(n, self.hidden, {dtype = dtype})
+  local n = input:size(1)
+  -- the states in the input's dtype and on its device
+  local h, c = input:new_zeros(n, self.hidden), input:new_zeros(n, self.hidden)
+  local h2, c2 = input:new_zeros(n, self.hidden), input:new_zeros(n, self.hidden)
   local outputs, output = {}, nil
   for _, input_t in ipairs({input:split(1, 2)}) do
     h, c = self.lstm1(input_t, {h, c})

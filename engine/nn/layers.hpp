@@ -37,8 +37,10 @@ class OneBasedEmbeddingBagImpl : public torch::nn::EmbeddingBagImpl {
 class ElementwiseImpl : public torch::nn::Cloneable<ElementwiseImpl> {
  public:
   using Function = torch::Tensor (*)(const torch::Tensor&);
-  ElementwiseImpl(const std::string& name, Function function)
-      : torch::nn::Module(name), name_(name), function_(function) {}
+  // (Module's name is left to its default: libtorch 1.13's Cloneable derives from Module
+  // virtually, later ones directly, and only the default constructor suits both)
+  ElementwiseImpl(std::string name, Function function)
+      : name_(std::move(name)), function_(function) {}
   void reset() override {}
   torch::Tensor forward(const torch::Tensor& input) { return function_(input); }
   void pretty_print(std::ostream& stream) const override { stream << name_ << "()"; }

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <optional>
+#include <variant>
 
 #include "engine/lua/nn/nn_tables.hpp"
 #include "engine/lua/surface/missing_names.hpp"
@@ -43,7 +44,10 @@ Fields conv_fields(const Impl& conv) {
     return std::vector<int64_t>(a->begin(), a->end());
   };
   std::vector<int64_t> padding;
-  if (const auto* p = c10::get_if<torch::ExpandingArray<D>>(&o.padding())) padding = as_list(*p);
+  // c10::variant in libtorch 1.13, std::variant later: argument-dependent lookup finds the
+  // get_if of either
+  using std::get_if;
+  if (const auto* p = get_if<torch::ExpandingArray<D>>(&o.padding())) padding = as_list(*p);
   return {{"in_channels", number(static_cast<double>(o.in_channels()))},
           {"out_channels", number(static_cast<double>(o.out_channels()))},
           {"kernel_size", list(as_list(o.kernel_size()))},
