@@ -1,5 +1,7 @@
 #include "engine/nn/layers.hpp"
 
+#include "engine/nn/attention.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -110,26 +112,23 @@ torch::Tensor OneBasedEmbeddingBagImpl::forward(const torch::Tensor& indices,
 std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::forward(
     const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
     const torch::Tensor& key_padding_mask, bool need_weights, const torch::Tensor& attn_mask) {
-  const auto mask = additive_mask(attn_mask, query.scalar_type());
   if (!batch_first_) {
-    return torch::nn::MultiheadAttentionImpl::forward(query, key, value, key_padding_mask,
-                                                      need_weights, mask);
+    return attention_forward(*this, query, key, value, key_padding_mask, need_weights, attn_mask);
   }
-  auto [out, weights] = torch::nn::MultiheadAttentionImpl::forward(
-      query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), key_padding_mask,
-      need_weights, mask);
+  // batch first: transposed keeping which of them are one tensor, as PyTorch's forward does
+  const auto q = query.transpose(0, 1);
+  const auto k = key.is_same(query) ? q : key.transpose(0, 1);
+  const auto v = value.is_same(key) ? k : value.transpose(0, 1);
+  auto [out, weights] =
+      attention_forward(*this, q, k, v, key_padding_mask, need_weights, attn_mask);
   return {out.transpose(0, 1), weights};
 }
 
 torch::Tensor TransformerEncoderLayerImpl::forward(const torch::Tensor& src,
                                                    const torch::Tensor& src_mask,
                                                    const torch::Tensor& src_key_padding_mask) {
-  const auto mask = additive_mask(src_mask, src.scalar_type());
-  if (!batch_first_) {
-    return torch::nn::TransformerEncoderLayerImpl::forward(src, mask, src_key_padding_mask);
-  }
-  return torch::nn::TransformerEncoderLayerImpl::forward(src.transpose(0, 1), mask,
-                                                         src_key_padding_mask)
+  if (!batch_first_) return encoder_layer_forward(*this, src, src_mask, src_key_padding_mask);
+  return encoder_layer_forward(*this, src.transpose(0, 1), src_mask, src_key_padding_mask)
       .transpose(0, 1);
 }
 

@@ -136,10 +136,43 @@ spec.describe('built-in layers as bases of Lua modules', function()
     for name in Block(4):named_parameters() do names[#names + 1] = name end
     spec.same_list(names, {'0.weight', '0.bias'})
   end)
-  spec.it('a layer holding layers of its own cannot be a base yet, and says so', function()
-    spec.fails(function() return nn.MultiheadAttention:extend('X')(8, 2) end,
-      'nn.MultiheadAttention cannot be the base of a Lua module yet')
+  spec.it('a layer holding a list of layers cannot be a base yet, and says so', function()
+    spec.fails(function()
+      return nn.TransformerEncoder:extend('X')(nn.TransformerEncoderLayer(8, 2), 2)
+    end, 'nn.TransformerEncoder cannot be the base of a Lua module yet')
   end)
+  spec.it('nn.Transformer:extend: its children registered in place, one replaced as in Python',
+    function()
+      local options = {d_model = 8, nhead = 2, dim_feedforward = 16, num_encoder_layers = 1,
+                       num_decoder_layers = 1}
+      -- pytorch/examples' TransformerModel: the decoder stack replaced by a linear read-out
+      local Model = nn.Transformer:extend('TransformerModel')
+      function Model:init() nn.Transformer.init(self, options); self.decoder = nn.Linear(8, 5) end
+      function Model:forward(x) return self.decoder(self.encoder(x)) end
+      local m = Model()
+      local names = {}
+      for name in m:named_parameters() do names[#names + 1] = name end
+      -- PyTorch's order: the encoder's, then the decoder's where the stack was
+      spec.equal(names[1], 'encoder.layers.0.self_attn.in_proj_weight')
+      spec.same_list({names[#names - 1], names[#names]}, {'decoder.weight', 'decoder.bias'})
+      spec.same_list(m(torch.randn(3, 2, 8)):size(), {3, 2, 5})
+      spec.fails(function() return nn.Transformer.forward(m, torch.randn(3, 2, 8), torch.randn(3, 2, 8)) end,
+        'nn.Transformer.forward runs the layer\'s own decoder, which this module replaced')
+      -- unreplaced, the base's forward is the layer's
+      local Plain = nn.Transformer:extend('PlainTransformer')
+      function Plain:init() nn.Transformer.init(self, options) end
+      torch.manual_seed(3)
+      local p = Plain()
+      torch.manual_seed(3)
+      local t = nn.Transformer(options)
+      p:eval(); t:eval()
+      local src, tgt = torch.randn(4, 2, 8), torch.randn(3, 2, 8)
+      spec.equal(torch.equal(p(src, tgt), t(src, tgt)), true)
+      -- an attention layer is a base too: its out_proj is a child Lua can call
+      local Attention = nn.MultiheadAttention:extend('MyAttention')
+      local a = Attention(8, 2)
+      spec.equal(a.out_proj.in_features, 8)
+    end)
 end)
 
 spec.describe('module and optimizer methods PyTorch scripts call', function()

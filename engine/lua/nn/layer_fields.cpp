@@ -121,8 +121,13 @@ Fields option_fields(torch::nn::Module& m) {
   return {};
 }
 
-// A child of a built-in layer as a value Lua can call (TransformerEncoderLayer's self_attn,
-// linear1, norm1, dropout): the layer types libtorch builds inside its own.
+std::string layer_name(torch::nn::Module& m) {
+  std::string s = nn::describe_layer(m);
+  return s.substr(0, s.find('('));
+}
+
+}  // namespace
+
 std::optional<torch::nn::AnyModule> callable_child(const std::shared_ptr<torch::nn::Module>& m) {
   using namespace torch::nn;
   if (auto l = std::dynamic_pointer_cast<LinearImpl>(m)) return AnyModule(l);
@@ -134,13 +139,6 @@ std::optional<torch::nn::AnyModule> callable_child(const std::shared_ptr<torch::
   if (auto d = std::dynamic_pointer_cast<TransformerDecoderImpl>(m)) return AnyModule(d);
   return std::nullopt;
 }
-
-std::string layer_name(torch::nn::Module& m) {
-  std::string s = nn::describe_layer(m);
-  return s.substr(0, s.find('('));
-}
-
-}  // namespace
 
 bool push_layer_field(lua_State* L, torch::nn::Module& module, const std::string& key) {
   if (auto p = nn::own_parameter(module, key)) {

@@ -70,8 +70,11 @@ int c_own_tensors(lua_State* L) {
       lua_pushstring(L, item.key().c_str());
       lua_rawseti(L, -2, i++);
     }
-    const bool sequential = dynamic_cast<nn::SequentialImpl*>(&module) != nullptr;
-    lua_pushboolean(L, !sequential && !module.children().empty());
+    bool hidden = false;  // a child Lua cannot call (a ModuleList of layers)
+    if (dynamic_cast<nn::SequentialImpl*>(&module) == nullptr) {
+      for (const auto& child : module.children()) hidden = hidden || !callable_child(child);
+    }
+    lua_pushboolean(L, hidden);
     return 3;
   });
 }

@@ -156,7 +156,7 @@ int m_named_lists(lua_State* L) {
 
 // Two parallel lists, the names and the modules of the direct children, in registration order
 // (PyTorch's). Children of nn.Sequential are named "0", "1", ...; those of a module written in
-// Lua are the fields they were assigned to.
+// Lua are the fields they were assigned to; a built-in layer lists those Lua can call.
 int m_named_children_lists(lua_State* L) {
   return guarded(L, [&] {
     auto& box = check_module(L, 1, "named_children");
@@ -187,6 +187,18 @@ int m_named_children_lists(lua_State* L) {
         } else {
           lua_pop(L, 3);
         }
+      }
+    } else {
+      // a built-in layer: the children Lua can call (a Transformer's encoder and decoder)
+      int i = 1;
+      for (const auto& child : box.module()->named_children()) {
+        auto callable = callable_child(child.value());
+        if (!callable) continue;
+        lua_pushstring(L, child.key().c_str());
+        lua_rawseti(L, names, i);
+        push_module(L, *callable);
+        lua_rawseti(L, values, i);
+        ++i;
       }
     }
     return 2;

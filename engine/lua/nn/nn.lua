@@ -185,15 +185,31 @@ local function builtin_class(name, constructor)
       error(('nn.%s cannot be the base of a Lua module yet: it holds layers the engine does not ' ..
              'hand to scripts (write the module with an nn.%s field instead)'):format(name, name), 3)
     end
-    rawget(self, '__fields').__builtin = inner
+    local fields = rawget(self, '__fields')
+    fields.__builtin = inner
     for _, p in ipairs(parameters) do self[p] = inner[p] end  -- marked: registered as parameters
     for _, b in ipairs(buffers) do self:register_buffer(b, inner[b]) end
-    for child_name, child in inner:named_children() do self[child_name] = child end
+    local children = {}
+    for child_name, child in inner:named_children() do
+      self[child_name] = child
+      children[child_name] = child
+    end
+    fields.__builtin_children = children
   end
   function class.forward(self, ...)
-    local inner = rawget(rawget(self, '__fields'), '__builtin')
+    local fields = rawget(self, '__fields')
+    local inner = rawget(fields, '__builtin')
     if not inner then
       error(('nn.%s.forward needs an object built by nn.%s.init'):format(name, name), 2)
+    end
+    -- the layer's own forward runs its own children: one the module replaced (PyTorch's
+    -- TransformerModel sets self.decoder = nn.Linear) would be left out without a word
+    for child_name, child in pairs(fields.__builtin_children) do
+      if rawget(fields, child_name) ~= child then
+        error(('nn.%s.forward runs the layer\'s own %s, which this module replaced: write the ' ..
+               'forward from the module\'s fields (self.%s(...))'):format(name, child_name,
+                                                                          child_name), 2)
+      end
     end
     if inner.training ~= self.training then inner:train(self.training) end
     return inner(...)

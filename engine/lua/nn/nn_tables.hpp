@@ -2,6 +2,8 @@
 // and metamethods); library.cpp assembles them. Internal to engine/lua.
 #pragma once
 
+#include <optional>
+
 #include "engine/core/device.hpp"
 #include "engine/core/format.hpp"
 #include "engine/lua/nn/module_value.hpp"
@@ -52,6 +54,10 @@ int module_index(lua_State* L);
 // the error for a missing one lists the methods (the table at index `methods`) and the fields;
 // the type's __newindex. (layer_fields.cpp)
 bool push_layer_field(lua_State* L, torch::nn::Module& module, const std::string& key);
+// A child of a built-in layer as a value Lua can call (TransformerEncoderLayer's self_attn,
+// linear1, norm1, dropout; a Transformer's encoder): the layer types libtorch builds inside its
+// own; nothing for the others (a ModuleList).
+std::optional<torch::nn::AnyModule> callable_child(const std::shared_ptr<torch::nn::Module>& m);
 [[noreturn]] void throw_missing_layer_field(lua_State* L, torch::nn::Module& module,
                                             const std::string& key, int methods);
 int module_newindex(lua_State* L);

@@ -41,7 +41,8 @@ int l_transformer_encoder(lua_State* L) {
             std::static_pointer_cast<tnn::TransformerEncoderLayerImpl>(layer)),
         check_integer(L, 2, name));
     opts.norm(norm_option(L, 3, name));
-    return push_layer<nn::TransformerEncoderImpl>(L, opts, layer->batch_first());
+    push_module(L, tnn::AnyModule(nn::make_transformer_encoder(opts, layer->batch_first())));
+    return 1;
   });
 }
 
@@ -85,7 +86,8 @@ int l_transformer_decoder(lua_State* L) {
             std::static_pointer_cast<tnn::TransformerDecoderLayerImpl>(layer)),
         check_integer(L, 2, name));
     opts.norm(norm_option(L, 3, name));
-    return push_layer<nn::TransformerDecoderImpl>(L, opts, layer->batch_first());
+    push_module(L, tnn::AnyModule(nn::make_transformer_decoder(opts, layer->batch_first())));
+    return 1;
   });
 }
 
@@ -107,7 +109,8 @@ int l_transformer(lua_State* L) {
                     .dim_feedforward(o.integer("dim_feedforward", 2048))
                     .dropout(o.number("dropout", 0.1))
                     .activation(activation_of(o.string("activation", "relu"), name));
-    return push_layer<nn::TransformerImpl>(L, opts, o.boolean("batch_first", false));
+    push_module(L, tnn::AnyModule(nn::make_transformer(opts, o.boolean("batch_first", false))));
+    return 1;
   });
 }
 

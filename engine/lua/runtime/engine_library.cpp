@@ -1,4 +1,4 @@
-// require 'engine': versions and logging for scripts.
+// require 'engine': versions, logging, and what a checkpoint says of its run, for scripts.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -7,6 +7,7 @@
 #include "engine/core/version.hpp"
 #include "engine/lua/runtime/libraries.hpp"
 #include "engine/lua/runtime/runtime.hpp"
+#include "engine/train/checkpoint.hpp"
 
 namespace engine::lua {
 namespace {
@@ -45,11 +46,37 @@ int e_threads(lua_State* L) {
   return 1;
 }
 
+// engine.checkpoint(path) -> {name, step, seed, run_file, hparams = {...}}: what a checkpoint of
+// engine train says of its run, for a script that rebuilds the model from it (generation,
+// export). The weights are torch.load(path).model.
+int e_checkpoint(lua_State* L) {
+  return guarded(L, [&] {
+    const auto info = train::read_checkpoint_info(check_string(L, 1, "engine.checkpoint"));
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, info.name.c_str());
+    lua_setfield(L, -2, "name");
+    lua_pushnumber(L, static_cast<lua_Number>(info.step));
+    lua_setfield(L, -2, "step");
+    lua_pushnumber(L, static_cast<lua_Number>(info.seed));
+    lua_setfield(L, -2, "seed");
+    lua_pushstring(L, info.run_file.c_str());
+    lua_setfield(L, -2, "run_file");
+    lua_createtable(L, 0, static_cast<int>(info.hparams.size()));
+    for (const auto& [key, value] : info.hparams) {
+      push_hparam(L, value);
+      lua_setfield(L, -2, key.c_str());
+    }
+    lua_setfield(L, -2, "hparams");
+    return 1;
+  });
+}
+
 const Binding kEngineFunctions[] = {{"debug", log<spdlog::level::debug>},
                                     {"info", log<spdlog::level::info>},
                                     {"warn", log<spdlog::level::warn>},
                                     {"threads", e_threads},
                                     {"clock", e_clock},
+                                    {"checkpoint", e_checkpoint},
                                     {nullptr, nullptr}};
 
 }  // namespace

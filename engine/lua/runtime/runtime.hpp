@@ -17,6 +17,7 @@ extern "C" {
 #include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/io/hparam.hpp"
 #include "engine/lua/runtime/runtime_options.hpp"
 #include "engine/lua/runtime/script_random.hpp"
 
@@ -244,6 +245,16 @@ inline int64_t integer_or(lua_State* L, int index, int64_t fallback, const char*
   return lua_isnoneornil(L, index) ? fallback : check_integer(L, index, function);
 }
 std::string check_string(lua_State* L, int index, const char* function);
+// Pushes a hyperparameter's value: a number, a boolean or a string.
+inline void push_hparam(lua_State* L, const io::HParam& value) {
+  if (const auto* number = std::get_if<double>(&value)) {
+    lua_pushnumber(L, *number);
+  } else if (const auto* flag = std::get_if<bool>(&value)) {
+    lua_pushboolean(L, *flag);
+  } else {
+    lua_pushstring(L, std::get<std::string>(value).c_str());
+  }
+}
 
 // ---- option tables -------------------------------------------------------------------------
 // Reads `{key = value}` tables; construction fails on keys outside `accepted`, naming them.

@@ -265,13 +265,7 @@ void TrainScript::assign_hparam(const std::string& key, const io::HParam& value)
   StackGuard guard(L);
   const std::string last = push_holder(key);  // hparam_type found it: a table
   lua_pushstring(L, last.c_str());
-  if (const auto* number = std::get_if<double>(&value)) {
-    lua_pushnumber(L, *number);
-  } else if (const auto* flag = std::get_if<bool>(&value)) {
-    lua_pushboolean(L, *flag);
-  } else {
-    lua_pushstring(L, std::get<std::string>(value).c_str());
-  }
+  push_hparam(L, value);
   lua_rawset(L, -3);
 }
 
