@@ -115,6 +115,34 @@ case "$CASE" in
     expect 3 "unknown option --word" -- "$ENGINE" run \
       "$REPO/scripts/examples/word_language_model_generate.lua" "$WORK/runs/word_language_model/"*/ckpt-66.h5 --word 3
     ;;
+  vae)
+    # main.py on the tiny MNIST (32 training, 16 test images) in batches of 8 for 2 epochs: every
+    # batch's loss and each test loss equal to PyTorch's to the bit, and the images it saves
+    # after the last epoch (test digits beside their reconstructions, 64 samples) the same
+    # pixels; resumed from the first epoch, identical
+    fixture=$FIX/vae.h5
+    straight_and_resumed "$REPO/scripts/examples/vae.lua" 4 --set data="$FIX/mnist_tiny" \
+      --set shuffle=false --set batch_size=8 --set epochs=2 --set results="$WORK/results"
+    matches "$run" /metrics/train/loss "$fixture" /expected/train_loss 0
+    matches "$run" /metrics/validation/loss "$fixture" /expected/validation_loss 0
+    same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/loss
+    for image in sample_2 reconstruction_2; do
+      expect 0 "same pixels" -- "$ENGINE" run "$HERE/same_pixels.lua" "$WORK/results/$image.png" \
+        "$FIX/vae_$image.png"
+    done
+    ;;
+  mnist_rnn)
+    # main.py on the tiny MNIST in batches of 8 for 2 epochs (Adadelta, StepLR, Dropout2d on
+    # [N, C]): every batch's loss, each test loss and accuracy equal to PyTorch's to the bit;
+    # resumed from the first epoch, identical
+    fixture=$FIX/mnist_rnn.h5
+    straight_and_resumed "$REPO/scripts/examples/mnist_rnn.lua" 4 --set data="$FIX/mnist_tiny" \
+      --set shuffle=false --set batch_size=8 --set test_batch_size=8 --set epochs=2
+    matches "$run" /metrics/train/loss "$fixture" /expected/train_loss 0
+    matches "$run" /metrics/validation/loss "$fixture" /expected/validation_loss 0
+    matches "$run" /metrics/validation/accuracy "$fixture" /expected/validation_accuracy 0
+    same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/loss
+    ;;
   *)
     fail "unknown example $CASE"
     ;;

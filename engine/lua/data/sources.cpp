@@ -168,7 +168,8 @@ int d_save_image(lua_State* L) {
     }
     image = image.to(torch::kCPU);
     if (image.scalar_type() != torch::kUInt8) {
-      image = image.to(torch::kFloat32).clamp(0, 1).mul(255).round().to(torch::kUInt8);
+      // torchvision's save_image: x * 255 + 0.5, clamped, truncated
+      image = image.to(torch::kFloat32).mul(255).add_(0.5).clamp_(0, 255).to(torch::kUInt8);
     }
     image = image.contiguous();
     std::string ext = std::filesystem::path(path).extension().string();
