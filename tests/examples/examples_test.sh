@@ -143,6 +143,19 @@ case "$CASE" in
     matches "$run" /metrics/validation/accuracy "$fixture" /expected/validation_accuracy 0
     same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/loss
     ;;
+  mnist_forward_forward)
+    # main.py (seeded 1) on one batch of the tiny MNIST's 32 digits, 5 steps per layer: the 10
+    # losses (each layer by its own Adam, by name) equal to PyTorch's to the bit, and the train
+    # and test errors after the last step; resumed from the first layer's last step, identical.
+    # (/metrics/train/train_error is NaN but in the last row, whose value is compared.)
+    fixture=$FIX/mnist_forward_forward.h5
+    straight_and_resumed "$REPO/scripts/examples/mnist_forward_forward.lua" 5 \
+      --set data="$FIX/mnist_tiny" --set epochs=5 --set train_size=32 --set test_size=16
+    matches "$run" /metrics/train/loss "$fixture" /expected/loss 0
+    matches "$run" /metrics/train/train_error "$fixture" /expected/train_error 0
+    matches "$run" /metrics/validation/error "$fixture" /expected/test_error 0
+    same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/error
+    ;;
   *)
     fail "unknown example $CASE"
     ;;
