@@ -98,7 +98,15 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
     torch::Tensor loss;
     const BatchResult result = evaluate_batch(*batch, &check_targets, deferred ? &loss : nullptr);
     if (on_batch) on_batch(*batch, result.output);
-    if (!batch->target.defined()) continue;
+    if (!batch->target.defined()) {
+      // no target for the built-in metrics; a script's evaluate_batch may still measure the
+      // batch (a pair network drawing its own targets, a generative model's loss)
+      if (!result.values.empty()) {
+        metrics.add(
+            metrics.measure(result.values, torch::Tensor(), torch::Tensor(), batch->size()));
+      }
+      continue;
+    }
     const auto target = batch->target.to(spec_.device);
     if (deferred) {
       pending.push_back(

@@ -15,15 +15,22 @@ local function mnist(hp, split, size)
     :map(data.normalize{mean = 0.1307, std = 0.3081}):take(size):batch(size)
 end
 
--- the positive and negative data as the given layer sees them: through the layers before it,
--- which are trained and left as they are
-local function layer_inputs(model, layer, x_pos, x_neg)
-  torch.no_grad(function()
-    for i = 1, layer - 1 do
-      x_pos, x_neg = model.layers[i](x_pos), model.layers[i](x_neg)
-    end
-  end)
-  return x_pos, x_neg
+-- The positive and negative data as `layer` sees them: through the layers before it, trained
+-- and left as they are. Made once per layer, as the original makes them: every epoch reads the
+-- same one batch (the first train_size digits, in order).
+local inputs = {}
+local function layer_inputs(model, layer, x, y, neg_draws)
+  if inputs.layer ~= layer then
+    local x_pos = ff.overlay_y_on_x(x, y)
+    local x_neg = ff.overlay_y_on_x(x, ff.y_neg(y, neg_draws))
+    torch.no_grad(function()
+      for i = 1, layer - 1 do
+        x_pos, x_neg = model.layers[i](x_pos), model.layers[i](x_neg)
+      end
+    end)
+    inputs = {layer = layer, pos = x_pos:keep(), neg = x_neg:keep()}
+  end
+  return inputs.pos, inputs.neg
 end
 
 return {
@@ -50,9 +57,7 @@ return {
   train_batch = function(ctx, batch, hp)
     local x, y = batch.input:view(-1, 784), batch.target
     local layer = math.floor(ctx.step_index / hp.epochs) + 1
-    local x_pos = ff.overlay_y_on_x(x, y)
-    local x_neg = ff.overlay_y_on_x(x, ff.y_neg(y, ctx.state.neg_draws))
-    local h_pos, h_neg = layer_inputs(ctx.model, layer, x_pos, x_neg)
+    local h_pos, h_neg = layer_inputs(ctx.model, layer, x, y, ctx.state.neg_draws)
     local loss = ctx.model.layers[layer]:loss(h_pos, h_neg, hp.threshold)
     ctx:backward(loss)
     ctx:step('layer' .. layer)

@@ -94,6 +94,24 @@ TEST_CASE("Evaluator: unlabelled batches give outputs, no metrics") {
   CHECK(metrics.count("loss") == 0);
 }
 
+TEST_CASE("Evaluator: an evaluate_batch hook measures unlabelled batches, weighted by size") {
+  // a pair network or a generative model: the script's own values, no built-in metric
+  auto spec = blob_spec(6);
+  spec.hooks.evaluate_batch = [](train::StepContext&, const data::Batch& batch) {
+    train::BatchResult r;
+    r.values["rows"] = static_cast<double>(batch.size());
+    return r;
+  };
+  data::Pipeline unlabelled =
+      data::Pipeline(std::make_shared<data::TensorSource>(torch::randn({10, 8}), torch::Tensor(),
+                                                          "new rows"))
+          .batch(4);
+  const auto metrics = train::Evaluator(spec).run(unlabelled);
+  CHECK(metrics.at("rows") == doctest::Approx((4.0 * 4 + 4 * 4 + 2 * 2) / 10));
+  CHECK(metrics.count("loss") == 0);
+  CHECK(metrics.count("accuracy") == 0);
+}
+
 namespace {
 
 // Targets the source does not vouch for (as data.hdf5's): checked batch by batch.

@@ -60,7 +60,23 @@ TENSOR_BINARY(add, a + b)
 TENSOR_BINARY(sub, a - b)
 TENSOR_BINARY(mul, a* b)
 TENSOR_BINARY(div, a / b)
-TENSOR_BINARY(pow, a.dim() == 0 && !test_tensor(L, 1) ? torch::pow(a.item(), b) : torch::pow(a, b))
+// x:pow(n) and x ^ n with a number n take PyTorch's Scalar overload, as Python's do: its kernel
+// squares for 2, takes roots for 0.5 and -0.5, reciprocals for -1 (16 times faster for 2 on a
+// 2.5M-element tensor than an elementwise pow against a wrapped number, the same values)
+int m_pow(lua_State* L) {
+  auto* base = test_tensor(L, 1);
+  if (base && lua_type(L, 2) == LUA_TNUMBER) {
+    return guarded(L, [&] {
+      const double v = lua_tonumber(L, 2);
+      const bool integral = std::floor(v) == v && std::fabs(v) < 9.0e15;
+      push_tensor(L, integral ? torch::pow(*base, static_cast<int64_t>(v)) : torch::pow(*base, v));
+      return 1;
+    });
+  }
+  return binary_method(L, "pow", [&](const Tensor& a, const Tensor& b) -> Tensor {
+    return a.dim() == 0 && !test_tensor(L, 1) ? torch::pow(a.item(), b) : torch::pow(a, b);
+  });
+}
 TENSOR_BINARY(fmod, torch::fmod(a, b))
 TENSOR_BINARY(remainder, torch::remainder(a, b))
 TENSOR_BINARY(eq, a.eq(b))
