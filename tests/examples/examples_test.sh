@@ -174,6 +174,22 @@ case "$CASE" in
       --out "$WORK/own" --threads 1 --set data="$FIX/mnist_tiny" --set batch_size=8 \
       --set test_batch_size=8 --set epochs=1
     ;;
+  super_resolution)
+    # main.py on a tiny BSDS300 (4 training, 2 test photographs of about 264 x 270) at factor 3
+    # in batches of 2 for 2 epochs: the Y channels, crops and PIL resizes prepared to the same
+    # integers (modules/pil_image.lua), every loss, each test loss and PSNR equal to PyTorch's to
+    # the bit; resumed from the first epoch, identical
+    fixture=$FIX/super_resolution.h5
+    straight_and_resumed "$REPO/scripts/examples/super_resolution.lua" 2 \
+      --set data="$FIX/super_resolution" --set shuffle=false --set batch_size=2 \
+      --set test_batch_size=2 --set epochs=2
+    matches "$run" /metrics/train/loss "$fixture" /expected/train_loss 0
+    matches "$run" /metrics/validation/loss "$fixture" /expected/validation_loss 0
+    matches "$run" /metrics/validation/psnr "$fixture" /expected/validation_psnr 0
+    same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/psnr
+    expect 3 "no .png, .jpg or .jpeg image in $WORK/nothing/train" -- "$ENGINE" train \
+      "$REPO/scripts/examples/super_resolution.lua" --out "$WORK/bad" --set data="$WORK/nothing"
+    ;;
   *)
     fail "unknown example $CASE"
     ;;
