@@ -156,11 +156,30 @@ def dcgan(examples, o):
     return step
 
 
+def super_resolution(examples, o):
+    m = definitions(f'{examples}/super_resolution/model.py')
+    factor, batch = int(o['upscale_factor']), int(o['batch_size'])
+    crop = 256 - 256 % factor
+    model = m['Net'](upscale_factor=factor)
+    criterion = nn.MSELoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    input = torch.rand(batch, 1, crop // factor, crop // factor)
+    target = torch.rand(batch, 1, crop, crop)
+
+    def step():  # the loop body of main.py's train()
+        optimizer.zero_grad()
+        loss = criterion(model(input), target)
+        loss.item()
+        loss.backward()
+        optimizer.step()
+    return step
+
+
 def time_sequence_prediction(examples, o):
+    import h5py
     m = definitions(f'{examples}/time_sequence_prediction/train.py')
-    length = int(o['length'])
-    x = torch.sin(torch.arange(97 * length, dtype=torch.double).view(97, length) / 20.0)
-    input, target = x[:, :-1], x[:, 1:]
+    with h5py.File(o['data']) as f:  # the waves the engine's run reads
+        input, target = torch.from_numpy(f['input'][()]), torch.from_numpy(f['target'][()])
     seq = m['Sequence']().double()
     criterion = nn.MSELoss()
     optimizer = torch.optim.LBFGS(seq.parameters(), lr=0.8)

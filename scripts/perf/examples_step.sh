@@ -6,7 +6,9 @@
 # EXAMPLES_DIR: a copy of pytorch/examples. Prints a Markdown table: each step's mean time and
 # the engine's over PyTorch's (below 1: the engine is faster). Data: Fashion-MNIST from Debian's
 # dataset-fashion-mnist for the MNIST programs, a random corpus of 10000 words for the language
-# models (its words drawn by Python's generator, seed 0).
+# models (its words drawn by Python's generator, seed 0), random photographs for
+# super_resolution, the same sine waves on both sides for time_sequence_prediction (the number of
+# LBFGS evaluations in a step depends on them).
 set -eu
 EXAMPLES=$1
 BUILD=${2:-build}
@@ -30,6 +32,27 @@ for split, lines in (('train', 4000), ('valid', 100), ('test', 100)):
 PY
 
 WARMUP=5
+# the waves of time_sequence_prediction, the same for both: 97 of 200 values
+/usr/bin/python3 - "$WORK/waves.h5" <<'PY'
+import sys, h5py, numpy as np
+x = np.sin(np.arange(100 * 200, dtype=np.float64).reshape(100, 200) / 20.0 + np.arange(100)[:, None])
+with h5py.File(sys.argv[1], 'w') as f:
+    f['input'], f['target'] = x[3:, :-1], x[3:, 1:]
+    f['test_input'], f['test_target'] = x[:3, :-1], x[:3, 1:]
+PY
+
+# photographs for super_resolution: 16 of 264 x 270 in train/ and test/
+/usr/bin/python3 - "$WORK/photos" <<'PY'
+import os, sys, numpy as np
+from PIL import Image
+rng = np.random.default_rng(0)
+for split in ('train', 'test'):
+    os.makedirs(os.path.join(sys.argv[1], split))
+    for i in range(16):
+        pixels = rng.integers(0, 256, size=(264, 270, 3), dtype=np.uint8)
+        Image.fromarray(pixels, 'RGB').save(os.path.join(sys.argv[1], split, f'{i:02d}.png'))
+PY
+
 engine_ms() {  # SCRIPT BATCHES ARGS...: the mean of engine bench's timed steps
   local script=$1 batches=$2; shift 2
   "$ENGINE" bench "$REPO/scripts/examples/$script.lua" --threads 2 --num_batches "$batches" \
@@ -71,6 +94,9 @@ row "mnist_forward_forward (first layer, 5000 digits)" \
   "mnist_forward_forward 20 train_size=5000"
 row "dcgan (batch 16, 64 x 64)" "dcgan 10 --set batch_size=16 --set fake_images=16" \
   "dcgan 10 batch_size=16 nz=100 ngf=64 ndf=64"
+row "super_resolution (factor 3, batch 16 of 85 x 85)" \
+  "super_resolution 10 --set data=$WORK/photos --set batch_size=16" \
+  "super_resolution 10 upscale_factor=3 batch_size=16"
 WARMUP=1 row "time_sequence_prediction (one LBFGS step, 97 waves of 199 values)" \
-  "time_sequence_prediction 3 --set length=200 --set waves=100" \
-  "time_sequence_prediction 3 length=200"
+  "time_sequence_prediction 2 --set data=$WORK/waves.h5" \
+  "time_sequence_prediction 2 data=$WORK/waves.h5"
