@@ -254,4 +254,16 @@ describe('float16 on the CPU', function()
   end)
 end)
 
+describe('a number exponent', function()
+  it('takes PyTorch\'s Scalar overload, as Python\'s x ** n does', function()
+    -- its kernel multiplies for 2 and 3 and takes the root for 0.5: the same bits as those
+    -- (an elementwise pow against a wrapped number rounds differently, and is 16 times slower)
+    local x = torch.rand(1000):add(0.5)
+    equal(torch.equal(x ^ 2, x * x), true)
+    equal(torch.equal(x:pow(3), x * x * x), true)
+    equal(torch.equal(x ^ 0.5, x:sqrt()), true)
+    equal(torch.equal(2 ^ x, torch.pow(torch.full({1000}, 2.0), x)), true)
+  end)
+end)
+
 spec.finish()
