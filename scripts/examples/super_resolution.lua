@@ -58,6 +58,7 @@ return {
             validation = split(hp, 'test'):batch(hp.test_batch_size)}
   end,
   loss = nn.MSELoss(),
+  metrics = {psnr = {mode = 'max'}},  -- evaluate_batch's: higher is better
   optimizer = function(params, hp) return optim.Adam(params, {lr = hp.lr}) end,
   evaluate_batch = function(ctx, batch, hp)
     local mse = ctx.loss(ctx.model(batch.input), batch.target)

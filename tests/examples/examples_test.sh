@@ -187,6 +187,8 @@ case "$CASE" in
     matches "$run" /metrics/validation/loss "$fixture" /expected/validation_loss 0
     matches "$run" /metrics/validation/psnr "$fixture" /expected/validation_psnr 0
     same_series "$run" "$resumed" /metrics/train/loss /metrics/validation/psnr
+    # metrics = {psnr = {mode = 'max'}}: evaluate_batch's value, higher is better
+    h5dump -a /maximized_metrics "$run" | grep -q '"psnr"' || fail "psnr is not maximized"
     expect 3 "no .png, .jpg or .jpeg image in $WORK/nothing/train" -- "$ENGINE" train \
       "$REPO/scripts/examples/super_resolution.lua" --out "$WORK/bad" --set data="$WORK/nothing"
     ;;

@@ -458,7 +458,8 @@ void TrainScript::read_metrics(train::TrainSpec& spec) {
     while (lua_next(L, table) != 0) {
       if (lua_type(L, -2) == LUA_TSTRING) {
         const std::string metric = lua_tostring(L, -2);
-        // iou = function(output, target) ... end, or {function ... end, mode = 'max'}
+        // iou = function(output, target) ... end, or {function ... end, mode = 'max'}, or
+        // psnr = {mode = 'max'} for a value train_batch or evaluate_batch returns
         if (lua_istable(L, -1)) {
           raw_get(L, lua_gettop(L), "mode");
           const std::string mode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
@@ -470,11 +471,16 @@ void TrainScript::read_metrics(train::TrainSpec& spec) {
           core::declare_direction(metric, mode == "max");
           lua_rawgeti(L, -1, 1);
           lua_remove(L, -2);
+          if (lua_isnil(L, -1)) {  // {mode = 'max'}: a value the hooks return, its direction only
+            lua_pop(L, 1);
+            continue;
+          }
         }
         if (!lua_isfunction(L, -1)) {
           throw core::ScriptError(path_ + ": metrics." + metric +
-                                  " must be a function(output, target) returning a number, or "
-                                  "{function, mode = 'max'}");
+                                  " must be a function(output, target) returning a number, "
+                                  "{function, mode = 'max'}, or {mode = 'max'} for a value the "
+                                  "hooks return");
         }
         try {
           core::check_path_name("metric", metric);  // each becomes a dataset of the run file

@@ -242,8 +242,16 @@ int m_narrow(lua_State* L) {
   return guarded(L, [&] {
     auto& x = self(L, "narrow");
     const int64_t dim = check_dim(L, 2, x.dim(), "narrow");
-    const int64_t start = element_index(check_integer(L, 3, "narrow"), x.size(dim), dim);
-    push_tensor(L, x.narrow(dim, start, check_integer(L, 4, "narrow")));
+    const int64_t user_start = check_integer(L, 3, "narrow");
+    const int64_t start = element_index(user_start, x.size(dim), dim);
+    const int64_t length = check_integer(L, 4, "narrow");
+    if (length < 0 || start + length > x.size(dim)) {  // said in the script's 1-based terms
+      throw ArgumentError("narrow: " + std::to_string(length) + " elements from " +
+                          std::to_string(user_start) + " do not fit in dimension " +
+                          std::to_string(dim + 1) + " of size " + std::to_string(x.size(dim)) +
+                          " (tensor of shape " + core::shape_string(x.sizes()) + ")");
+    }
+    push_tensor(L, x.narrow(dim, start, length));
     return 1;
   });
 }
