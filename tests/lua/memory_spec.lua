@@ -218,6 +218,26 @@ spec.describe('pacing', function()
     end
   end)
 
+  -- What a scope returns leaves it for code outside every scope: counted as made there. A loop
+  -- of scoped steps that each return their output collected never, and faulted fresh pages in
+  -- for every output.
+  spec.it('counts what the outermost scope returns', function()
+    collectgarbage()
+    local before = torch.memory_stats()
+    for _ = 1, 100 do
+      local _ = torch.scope(function() return torch.ones(256, 1024) end)  -- 1 MiB, dead at once
+    end
+    local after = torch.memory_stats()
+    if after.paced_collections <= before.paced_collections then
+      error('no paced collection over 100 MiB of dead tensors returned from scopes')
+    end
+    local held = after.cpu_tensor_bytes - before.cpu_tensor_bytes
+    if held > after.collection_threshold_bytes + 2 * 2 ^ 20 then
+      error(('dead tensors held %d bytes, threshold %d'):format(held,
+            after.collection_threshold_bytes))
+    end
+  end)
+
   spec.it('counts the autograd graphs small outputs keep alive', function()
     local before = torch.memory_stats().paced_collections
     local w = torch.ones(4):requires_grad()

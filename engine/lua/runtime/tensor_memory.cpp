@@ -96,6 +96,23 @@ void collect(lua_State* L) {
   pacing.threshold = std::max({kMinThreshold, kHeapMultiple * heap, pacing.low / kLiveDivisor});
 }
 
+// What the CPU count does not see: other devices' memory and autograd graphs. Only new
+// tensors count (a handle to one that something else holds too, such as a parameter or a
+// gradient, brings nothing new).
+void charge(const torch::Tensor& tensor) {
+  if (tensor.use_count() == 1) {
+    if (!tensor.is_cpu()) pacing.uncounted += tensor_bytes(tensor);
+    if (tensor.requires_grad() && !tensor.is_leaf()) pacing.uncounted += kGraphCharge;
+  }
+}
+
+// A full collection once what became garbage since the last one may reach the threshold.
+void collect_if_due(lua_State* L) {
+  const int64_t held = paced_bytes();
+  pacing.low = std::min(pacing.low, held);
+  if (held - pacing.low + pacing.uncounted >= pacing.threshold) collect(L);
+}
+
 void release_box(Tagged<TensorBox>* box, const char* released_tag) {
   if (box->tag != TensorBox::kTypeName) return;
   const auto& t = box->object.tensor;
@@ -223,18 +240,8 @@ void track_pushed_tensor(lua_State* L, const torch::Tensor& tensor) {
     pacing.low = std::min(pacing.low, paced_bytes());
     return;
   }
-  // What the CPU count does not see: other devices' memory and autograd graphs. Only new
-  // tensors count (a handle to one that something else holds too, such as a parameter or a
-  // gradient, brings nothing new).
-  if (tensor.use_count() == 1) {
-    if (!tensor.is_cpu()) pacing.uncounted += tensor_bytes(tensor);
-    if (tensor.requires_grad() && !tensor.is_leaf()) pacing.uncounted += kGraphCharge;
-  }
-  const int64_t held = paced_bytes();
-  pacing.low = std::min(pacing.low, held);
-  if (held - pacing.low + pacing.uncounted >= pacing.threshold) {
-    collect(L);
-  }
+  charge(tensor);
+  collect_if_due(L);
 }
 
 TensorScope::TensorScope(lua_State* L) : L_(L), outer_(pacing.scope) {
@@ -273,6 +280,7 @@ void TensorScope::close(int first, int last) {
     for (int i = first; i <= last; ++i) find_tensors(L_, i, 0, kept, tables);
   }
   TensorScope* outer = outer_ && outer_->L_ == L_ ? outer_ : nullptr;
+  bool escaped = false;
   for (int i = 1; i <= count_; ++i) {
     lua_rawgeti(L_, list, i);
     auto* box = test_tagged<TensorBox>(L_, -1);
@@ -281,10 +289,19 @@ void TensorScope::close(int first, int last) {
         release_box(box, kScopeReleasedTag);
       } else if (outer) {
         outer->enrol();
+      } else {
+        charge(box->object.tensor);  // out of every scope: paced as if pushed there
+        escaped = true;
       }
     }
     lua_pop(L_, 1);
   }
+  // The results leave the last scope: counted now, as pushes outside one are. A loop whose
+  // tensors are all made in scopes (torch.scope around each step, returning its output) never
+  // collected otherwise, and each step faulted fresh pages in for its outputs: 31 ms to clone a
+  // 15.7 MB tensor in a scope against 2 ms outside one.
+  lua_pop(L_, 1);
+  if (escaped) collect_if_due(L_);
 }
 
 void add_memory_functions(lua_State* L, int library) {
