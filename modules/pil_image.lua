@@ -48,7 +48,8 @@ end
 -- Pillow's bilinear resampling weights from `in_size` to `out_size` values, as fixed-point
 -- integers of 22 fractional bits: out_size x in_size int64
 local PRECISION_BITS = 32 - 8 - 2
-local function coefficients(in_size, out_size)
+local computed = {}  -- 'in:out' -> the weights: a folder of photographs shares a few sizes
+local function compute_coefficients(in_size, out_size)
   local scale = in_size / out_size
   local filterscale = math.max(scale, 1.0)
   local support = 1.0 * filterscale  -- the bilinear filter's support is 1
@@ -75,6 +76,11 @@ local function coefficients(in_size, out_size)
     rows[xx + 1] = row
   end
   return torch.tensor(rows, {dtype = 'int64'})
+end
+local function coefficients(in_size, out_size)
+  local key = in_size .. ':' .. out_size
+  computed[key] = computed[key] or compute_coefficients(in_size, out_size):keep()
+  return computed[key]
 end
 
 -- one pass along the last dimension: (sum of pixel * weight + half) >> 22, clipped to 0..255

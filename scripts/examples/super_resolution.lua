@@ -15,7 +15,8 @@ local pil = require 'pil_image'
 -- the images of a flat folder, in name order (the original's os.listdir order is the file
 -- system's)
 local function image_files(folder)
-  local listing = io.popen(('LC_ALL=C ls -1 %q 2>/dev/null'):format(folder))
+  local quoted = "'" .. folder:gsub("'", "'\\''") .. "'"  -- for the shell, whatever it holds
+  local listing = io.popen('LC_ALL=C ls -1 ' .. quoted .. ' 2>/dev/null')
   local files = {}
   for name in listing:lines() do
     if name:match('%.png$') or name:match('%.jpg$') or name:match('%.jpeg$') then

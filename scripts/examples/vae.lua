@@ -37,7 +37,7 @@ return {
       first_test_batch = false
       local n = math.min(x:size(1), 8)
       local comparison = torch.cat({x:narrow(1, 1, n), recon:view(-1, 1, 28, 28):narrow(1, 1, n)})
-      os.execute(('mkdir -p %q'):format(hp.results))
+      os.execute("mkdir -p '" .. hp.results:gsub("'", "'\\''") .. "'")  -- quoted for the shell
       image_grid.save_image(comparison:cpu(), ('%s/reconstruction_%d.png'):format(hp.results,
                                                                                   ctx.epoch),
                             {nrow = n})

@@ -264,6 +264,7 @@ describe('a number exponent', function()
     local x = torch.rand(1000):add(0.5)
     equal(torch.equal(x ^ 2, x * x), true)
     equal(torch.equal(x:pow(3), x * x * x), true)
+    equal(torch.equal(x:clone():pow_(3), x * x * x), true)  -- in place too
     equal(torch.equal(x ^ 0.5, x:sqrt()), true)
     equal(torch.equal(2 ^ x, torch.pow(torch.full({1000}, 2.0), x)), true)
   end)

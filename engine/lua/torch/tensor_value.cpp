@@ -29,13 +29,16 @@ torch::Tensor wrapped_number(const at::Scalar& value) {
   return t;
 }
 
+at::Scalar number_scalar(double v) {
+  const bool integral = std::floor(v) == v && std::fabs(v) < 9.0e15;
+  return integral ? at::Scalar(static_cast<int64_t>(v)) : at::Scalar(v);
+}
+
 c10::MaybeOwned<torch::Tensor> tensor_or_scalar(lua_State* L, int index, const char* function) {
   using Owned = c10::MaybeOwned<torch::Tensor>;
   if (auto* t = test_tensor(L, index)) return Owned::borrowed(*t);
   if (lua_type(L, index) == LUA_TNUMBER) {
-    const double v = lua_tonumber(L, index);
-    const bool integral = std::floor(v) == v && std::fabs(v) < 9.0e15;
-    return Owned::owned(integral ? wrapped_number(static_cast<int64_t>(v)) : wrapped_number(v));
+    return Owned::owned(wrapped_number(number_scalar(lua_tonumber(L, index))));
   }
   if (lua_type(L, index) == LUA_TBOOLEAN) {
     return Owned::owned(wrapped_number(lua_toboolean(L, index) != 0));

@@ -24,6 +24,8 @@ torch::Tensor* test_tensor(lua_State* L, int index);
 // A tensor (borrowed from its userdata, no reference count traffic), or a number turned into
 // a 0-dim tensor (for arithmetic with numbers).
 c10::MaybeOwned<torch::Tensor> tensor_or_scalar(lua_State* L, int index, const char* function);
+// A Lua number as PyTorch takes a Python literal: integral values as ints, others as floats.
+at::Scalar number_scalar(double v);
 
 // A tensor field of an options table (raw access), or an undefined tensor when absent; any
 // other value is an error naming the option.
