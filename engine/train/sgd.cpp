@@ -1,6 +1,5 @@
 #include "engine/train/sgd.hpp"
 
-#include <ATen/Parallel.h>
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_mul.h>
 
@@ -10,18 +9,10 @@
 #include "engine/train/closure_loss.hpp"
 #include "engine/train/optimizer_state_key.hpp"
 #include "engine/train/partial_step.hpp"
+#include "engine/train/sgd_kernel.hpp"
 
 namespace engine::train {
 namespace {
-
-// Elements per task of at::parallel_for: libtorch's own grain for elementwise kernels.
-constexpr int64_t kGrain = at::internal::GRAIN_SIZE;
-
-// Scalars as libtorch's float kernels see them: converted to float once.
-struct Coefficients {
-  float weight_decay, momentum, gradient_scale, minus_lr;
-  bool nesterov, first_step;
-};
 
 bool fusable(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& buffer) {
   auto plain = [&](const torch::Tensor& t) {
@@ -29,81 +20,6 @@ bool fusable(const torch::Tensor& p, const torch::Tensor& grad, const torch::Ten
            t.layout() == torch::kStrided && t.is_contiguous() && t.sizes() == p.sizes();
   };
   return plain(p) && plain(grad) && (!buffer.defined() || plain(buffer));
-}
-
-// One parameter: the arithmetic of torch::optim::SGD::step (libtorch 1.13), element by element.
-//   d_p = grad;  d_p = d_p.add(p, weight_decay)               fma(p, wd, g)
-//   buf = clone(d_p) at the first step, else buf.mul_(momentum).add_(d_p, 1 - dampening)
-//   d_p = nesterov ? d_p.add(buf, momentum) : buf             fma(buf, m, d_p)
-//   p.add_(d_p, -lr)                                          fma(d_p, -lr, p)
-// ATen's vectorized add computes self + alpha * other as one fused multiply-add; mul_ rounds.
-// Each case is its own loop so that the compiler vectorizes it; on x86-64 a second copy for
-// CPUs with FMA instructions (chosen at load time) does the fma in hardware instead of calling
-// libm's fmaf.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ENGINE_FMA_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define ENGINE_FMA_CLONES
-#endif
-
-template <bool kDecay, bool kNesterov>
-inline __attribute__((always_inline)) void momentum_range(float* __restrict p,
-                                                          const float* __restrict g,
-                                                          float* __restrict buf, int64_t n,
-                                                          float decay, float momentum, float scale,
-                                                          float minus_lr) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float d = kDecay ? std::fma(p[i], decay, g[i]) : g[i];
-    const float b = std::fma(d, scale, buf[i] * momentum);
-    buf[i] = b;
-    p[i] = std::fma(kNesterov ? std::fma(b, momentum, d) : b, minus_lr, p[i]);
-  }
-}
-
-// the first step with momentum (the buffer starts as the gradient), or no momentum at all
-template <bool kDecay, bool kNesterov>
-inline __attribute__((always_inline)) void plain_range(float* __restrict p,
-                                                       const float* __restrict g,
-                                                       float* __restrict buf, int64_t n,
-                                                       float decay, float momentum,
-                                                       float minus_lr) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float d = kDecay ? std::fma(p[i], decay, g[i]) : g[i];
-    if (buf) buf[i] = d;
-    p[i] = std::fma(kNesterov ? std::fma(d, momentum, d) : d, minus_lr, p[i]);
-  }
-}
-
-// The loops are inlined into each copy, so each copy has its own instructions.
-ENGINE_FMA_CLONES
-void update_range(float* p, const float* g, float* buf, int64_t n, const Coefficients& c) {
-  const float wd = c.weight_decay, m = c.momentum, scale = c.gradient_scale, lr = c.minus_lr;
-  const bool decay = wd != 0.0f;
-  if (buf && !c.first_step) {
-    if (decay && c.nesterov)
-      momentum_range<true, true>(p, g, buf, n, wd, m, scale, lr);
-    else if (decay)
-      momentum_range<true, false>(p, g, buf, n, wd, m, scale, lr);
-    else if (c.nesterov)
-      momentum_range<false, true>(p, g, buf, n, wd, m, scale, lr);
-    else
-      momentum_range<false, false>(p, g, buf, n, wd, m, scale, lr);
-  } else {
-    if (decay && c.nesterov)
-      plain_range<true, true>(p, g, buf, n, wd, m, lr);
-    else if (decay)
-      plain_range<true, false>(p, g, buf, n, wd, m, lr);
-    else if (c.nesterov)
-      plain_range<false, true>(p, g, buf, n, wd, m, lr);
-    else
-      plain_range<false, false>(p, g, buf, n, wd, m, lr);
-  }
-}
-
-void update(float* p, const float* g, float* buf, int64_t n, const Coefficients& c) {
-  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-    update_range(p + begin, g + begin, buf ? buf + begin : nullptr, end - begin, c);
-  });
 }
 
 // Parameters the multi-tensor kernels take: dense, of one device and floating type with their
@@ -139,7 +55,7 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
         left.push_back(p);
         continue;
       }
-      Coefficients c{};
+      SgdCoefficients c{};
       c.weight_decay = static_cast<float>(o.weight_decay());
       c.momentum = static_cast<float>(o.momentum());
       c.gradient_scale = static_cast<float>(1 - o.dampening());
@@ -157,7 +73,7 @@ torch::Tensor FusedSGD::step(LossClosure closure) {
         }
         buf = buffer.data_ptr<float>();
       }
-      update(p.data_ptr<float>(), grad.data_ptr<float>(), buf, p.numel(), c);
+      sgd_update(p.data_ptr<float>(), grad.data_ptr<float>(), buf, p.numel(), c);
     }
     if (!multi.empty()) step_together(o, multi);
   }

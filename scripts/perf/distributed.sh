@@ -10,6 +10,8 @@ rounds=${1:-3}
 steps=${2:-300}
 engine=${ENGINE:-build/bin/engine}
 allreduce=${PERF_ALLREDUCE:-build/bin/perf_allreduce}
+# the micro-benchmarks are outside the default build
+[ -x "$allreduce" ] || cmake --build build -j2 --target perf_allreduce
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 sps() { h5dump -y -d /metrics/data/samples_per_second "$1" | sed -n '/DATA {/,/}/p' | grep -oE '[0-9][0-9.e+]*' | tail -1; }

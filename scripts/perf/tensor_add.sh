@@ -8,6 +8,8 @@ set -euo pipefail
 rounds=${1:-21}
 calls=${2:-300000}
 bin=${BUILD_DIR:-build}/bin
+# the micro-benchmarks are outside the default build
+[ -x "$bin/perf_tensor_add" ] || cmake --build "${BUILD_DIR:-build}" -j2 --target perf_tensor_add
 ns() { grep -oE '"ns_per_call": [0-9.]+' | grep -oE '[0-9.]+$'; }
 declare -a cpp lua py ratio
 for ((r = 0; r < rounds; r++)); do

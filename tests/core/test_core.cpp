@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include <new>

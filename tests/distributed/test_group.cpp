@@ -3,6 +3,7 @@
 // errors of a world that does not agree with itself.
 #include <doctest/doctest.h>
 
+#include <torch/nn/functional/linear.h>
 #include <functional>
 #include <string>
 #include <thread>

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/linear.h>
+
 #include "engine/core/errors.hpp"
 #include "engine/nn/describe.hpp"
 #include "engine/nn/layer_error.hpp"

@@ -1,6 +1,10 @@
 // A small classification run shared by the trainer's tests: Gaussian blobs, a two-layer MLP.
 #pragma once
 
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/lbfgs.h>
 #include <torch/optim/sgd.h>

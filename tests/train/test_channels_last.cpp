@@ -2,6 +2,7 @@
 // batches laid out channels last, the same training within float rounding (other kernels).
 #include <doctest/doctest.h>
 
+#include <torch/nn/modules/conv.h>
 #include <torch/optim/sgd.h>
 
 #include "engine/data/source.hpp"

@@ -2,6 +2,10 @@
 // command-line tests kill a real process with SIGKILL).
 #include <doctest/doctest.h>
 
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
+
 #include <filesystem>
 #include <fstream>
 

@@ -2,6 +2,7 @@
 // with bfloat16 as the low precision; on a GPU it is float16 (--dtype float16_master).
 #include <doctest/doctest.h>
 
+#include <torch/nn/functional/loss.h>
 #include <torch/optim/sgd.h>
 
 #include "engine/nn/batchnorm.hpp"

@@ -1,6 +1,7 @@
 // Part of require 'nn.core': layers that change sizes, with PyTorch's arguments: transposed
 // convolutions, pixel (un)shuffles, upsampling, padding, instance normalisation, and the 1-d and
 // adaptive max pools that layers.cpp leaves out.
+#include <torch/nn/functional/instancenorm.h>  // instancenorm.h uses it without including it
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/instancenorm.h>
 #include <torch/nn/modules/padding.h>

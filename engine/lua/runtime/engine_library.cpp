@@ -1,4 +1,5 @@
 // require 'engine': versions, logging, and what a checkpoint says of its run, for scripts.
+#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
