@@ -9,16 +9,19 @@ return {
   name = 'fashion_mnist_modern',
   seed = 1,
   hparams = { lr = 2e-3, weight_decay = 0.05, batch_size = 64, accumulate = 2, epochs = 3,
-              warmup_steps = 100, precision = 'bfloat16', clip = 1.0, max_steps = 0 },
+              warmup_steps = 100, precision = 'bfloat16', clip = 1.0, max_steps = 0,
+              validation_samples = 0 },  -- 0: the whole test split; N: its first N, for a quick look
 
   model = function(hp) return nn.model('mnist_cnn') end,
 
   data = function(hp)
     local root = data.find('fashion-mnist')
     local norm = data.normalize{mean = 0.2860, std = 0.3530}
+    local validation = data.mnist{root = root, split = 'test'}:map(norm)
+    if hp.validation_samples > 0 then validation = validation:take(hp.validation_samples) end
     return {
       train = data.mnist{root = root, split = 'train'}:map(norm):shuffle():batch(hp.batch_size),
-      validation = data.mnist{root = root, split = 'test'}:map(norm):batch(1000),
+      validation = validation:batch(1000),
     }
   end,
 

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/optim/sgd.h>
 
 #include "engine/nn/batchnorm.hpp"

@@ -1,5 +1,8 @@
 // Part of require 'nn.core': the methods of a module (forward, parameters, state_dict, train,
 // eval, to, zero_grad...), its __index (methods, then children by name) and __call.
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
+
 #include "engine/lua/nn/lua_module.hpp"
 #include "engine/lua/nn/nn_tables.hpp"
 #include "engine/nn/convert.hpp"
