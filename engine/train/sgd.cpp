@@ -4,7 +4,6 @@
 #include <ATen/ops/_foreach_mul.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/train/closure_loss.hpp"
 #include "engine/train/optimizer_state_key.hpp"

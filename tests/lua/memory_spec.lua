@@ -186,20 +186,25 @@ spec.describe('x:free', function()
   end)
 end)
 
+-- After 100 MiB of dead tensors: the collector ran, paced by their memory, and what they still
+-- hold is under its threshold (and one tensor).
+local function expect_paced(before, after, what)
+  if after.paced_collections <= before.paced_collections then
+    error('no paced collection over 100 MiB of ' .. what)
+  end
+  local held = after.cpu_tensor_bytes - before.cpu_tensor_bytes
+  if held > after.collection_threshold_bytes + 2 * 2 ^ 20 then
+    error(('dead tensors held %d bytes, threshold %d'):format(held,
+          after.collection_threshold_bytes))
+  end
+end
+
 spec.describe('pacing', function()
   spec.it('collects dead tensors by their memory', function()
     collectgarbage()
     local before = torch.memory_stats()
     for _ = 1, 100 do local _ = torch.ones(256, 1024) end  -- 1 MiB each, left to the collector
-    local after = torch.memory_stats()
-    if after.paced_collections <= before.paced_collections then
-      error('no paced collection over 100 MiB of dead tensors')
-    end
-    local held = after.cpu_tensor_bytes - before.cpu_tensor_bytes
-    if held > after.collection_threshold_bytes + 2 * 2 ^ 20 then
-      error(('dead tensors held %d bytes, threshold %d'):format(held,
-            after.collection_threshold_bytes))
-    end
+    expect_paced(before, torch.memory_stats(), 'dead tensors')
   end)
 
   -- A scope releases what is made inside when it closes, and its list keeps them alive until
@@ -227,15 +232,7 @@ spec.describe('pacing', function()
     for _ = 1, 100 do
       local _ = torch.scope(function() return torch.ones(256, 1024) end)  -- 1 MiB, dead at once
     end
-    local after = torch.memory_stats()
-    if after.paced_collections <= before.paced_collections then
-      error('no paced collection over 100 MiB of dead tensors returned from scopes')
-    end
-    local held = after.cpu_tensor_bytes - before.cpu_tensor_bytes
-    if held > after.collection_threshold_bytes + 2 * 2 ^ 20 then
-      error(('dead tensors held %d bytes, threshold %d'):format(held,
-            after.collection_threshold_bytes))
-    end
+    expect_paced(before, torch.memory_stats(), 'dead tensors returned from scopes')
   end)
 
   spec.it('counts the autograd graphs small outputs keep alive', function()
