@@ -6,7 +6,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY . /opt/engine
 WORKDIR /opt/engine
 RUN scripts/install-deps.sh \
- && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DENGINE_BUILD_TESTS=OFF \
+ && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DENGINE_BUILD_TESTS=OFF \
  && cmake --build build -j"$(nproc)" \
  && ln -s /opt/engine/build/bin/engine /usr/local/bin/engine \
  && rm -rf /var/lib/apt/lists/*

@@ -10,7 +10,7 @@ case "${1:-}" in
   *) echo "usage: scripts/install-deps.sh [--tests]" >&2; exit 2 ;;
 esac
 packages=(
-  cmake g++ make pkg-config ccache
+  cmake ninja-build g++ make pkg-config ccache
   libtorch-dev libopenblas0-openmp
   libluajit2-5.1-dev libcxxopts-dev libhdf5-dev hdf5-tools libspdlog-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev libssl-dev libturbojpeg0-dev libpng-dev libgloo-dev

@@ -1,11 +1,11 @@
 #include "engine/bench/sweep.hpp"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/regex.hpp"
 #include "engine/core/sha256.hpp"
 
 namespace engine::bench {
@@ -128,12 +128,12 @@ class Matcher {
   }
 
   // Compiles a pattern once; a malformed one is a UsageError.
-  const std::regex& regex(const std::string& pattern, const std::string& context) {
+  const core::Regex& regex(const std::string& pattern, const std::string& context) {
     auto it = compiled_.find(pattern);
     if (it != compiled_.end()) return it->second;
     try {
-      return compiled_.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first->second;
-    } catch (const std::regex_error& e) {
+      return compiled_.emplace(pattern, core::Regex(pattern)).first->second;
+    } catch (const core::RegexError& e) {
       throw UsageError(context + ": the pattern '" + pattern +
                        "' is not a regular expression: " + e.what());
     }
@@ -147,7 +147,7 @@ class Matcher {
         return std::any_of(test.values.begin(), test.values.end(),
                            [&](const Value& v) { return values_equal(v, value); });
       case Test::Kind::kPattern:
-        return std::regex_search(value_text(value), regex(test.pattern, "a condition"));
+        return regex(test.pattern, "a condition").search(value_text(value)).has_value();
       case Test::Kind::kMatch:  // matches() handles it, with its captures
         return false;
       case Test::Kind::kPredicate:
@@ -159,20 +159,15 @@ class Matcher {
   bool matched_from_start(const Test& test, const std::string& name, const Value& value,
                           Params& captures) {
     const std::string text = value_text(value);
-    std::smatch found;
-    if (!std::regex_search(text, found, regex(test.pattern, "a condition"),
-                           std::regex_constants::match_continuous)) {
-      return false;
-    }
+    const auto found = regex(test.pattern, "a condition").match_start(text);
+    if (!found) return false;
     captures["_match_" + name + "_0"] = Value{text};
-    for (size_t g = 1; g < found.size(); ++g) {
-      captures["_match_" + name + "_" + std::to_string(g)] =
-          Value{found[g].matched ? found[g].str() : std::string()};
-    }
+    for (size_t g = 1; g < found->groups.size(); ++g)
+      captures["_match_" + name + "_" + std::to_string(g)] = Value{found->groups[g]};
     return true;
   }
 
-  std::map<std::string, std::regex> compiled_;
+  std::map<std::string, core::Regex> compiled_;
 };
 
 std::vector<std::string> loop_order(const SweepSpec& spec, const Validator& check) {

@@ -1,10 +1,11 @@
 #include "engine/bench/trace_recorder.hpp"
 
-#include <spdlog/spdlog.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <set>
+
+#include "engine/core/log.hpp"
 
 namespace engine::bench {
 namespace profiler = torch::autograd::profiler;
@@ -30,7 +31,7 @@ TraceRecorder::~TraceRecorder() {
     auto result = profiler::disableProfiler();
     if (result) result->save(path_);
   } catch (const std::exception& e) {
-    spdlog::warn("--profile: the trace could not be written to {}: {}", path_, e.what());
+    core::log::warn("--profile: the trace could not be written to {}: {}", path_, e.what());
   }
 }
 

@@ -1,6 +1,5 @@
 #include "engine/cli/common.hpp"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +11,10 @@
 #include <optional>
 #include <sstream>
 
+#include "engine/cli/commands.hpp"
 #include "engine/cli/distributed.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/threads.hpp"
 #include "engine_paths_config.hpp"
@@ -53,8 +54,8 @@ void add_run_flags(cxxopts::Options& options) {
 }
 
 int apply_common_flags(const cxxopts::ParseResult& flags) {
-  if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
-  if (flags.count("verbose")) spdlog::set_level(spdlog::level::debug);
+  if (flags.count("quiet")) core::log::set_level(core::log::Level::warn);
+  if (flags.count("verbose")) core::log::set_level(core::log::Level::debug);
   // a rank chooses again once the group knows how many ranks share its machine
   return apply_threads(flags["threads"].as<int>(), distributed::World{});
 }

@@ -23,9 +23,6 @@ void add_run_flags(cxxopts::Options& options);
 // --cudnn_benchmark and --tf32 as given (each a value: true or false), else their defaults.
 core::DeviceSettings device_settings(const cxxopts::ParseResult& flags);
 
-// `engine run FLAGS FILE.lua ARGS...`: the position of FILE.lua among the arguments; the ones
-// after it belong to the script.
-size_t script_position(const std::vector<std::string>& args);
 // Applies --quiet / --verbose and --threads; returns the thread count in use.
 int apply_common_flags(const cxxopts::ParseResult& flags);
 

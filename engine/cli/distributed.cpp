@@ -1,6 +1,5 @@
 #include "engine/cli/distributed.hpp"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <fstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/distributed/launcher.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -89,7 +89,7 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
         "--nproc starts worker processes itself, but RANK / WORLD_SIZE are set: under torchrun or "
         "a scheduler that starts one process per slot, leave --nproc out");
   }
-  if (flags.count("quiet")) spdlog::set_level(spdlog::level::warn);
+  if (flags.count("quiet")) core::log::set_level(core::log::Level::warn);
   distributed::LaunchOptions options;
   options.nproc = flags["nproc"].as<int>();
   options.nnodes = flags["nnodes"].as<int>();
@@ -136,14 +136,14 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
       const auto checkpoint = train::resolve_checkpoint(run_file, "--resume");
       auto resumed = without_flag(worker_args, "--resume");
       resumed.insert(resumed.end(), {"--resume", checkpoint});
-      spdlog::info("resuming from {}", checkpoint);
+      core::log::info("resuming from {}", checkpoint);
       return resumed;
     } catch (const core::Error& e) {
-      spdlog::warn("no checkpoint to resume from ({}): starting afresh", e.what());
+      core::log::warn("no checkpoint to resume from ({}): starting afresh", e.what());
       return worker_args;
     }
   };
-  options.note = [](const std::string& text) { spdlog::info("{}", text); };
+  options.note = [](const std::string& text) { core::log::info("{}", text); };
   const int code = distributed::launch(options);
   std::remove(note.c_str());
   return code;
@@ -161,10 +161,10 @@ int apply_threads(int requested, const distributed::World& world) {
       distributed::choose_threads(requested, world, distributed::process_environment());
   const int threads = core::configure_threads(choice.threads);
   if (world.distributed()) {
-    spdlog::info("rank {}: {} thread{} ({})", world.rank, threads, threads == 1 ? "" : "s",
-                 choice.reason);
+    core::log::info("rank {}: {} thread{} ({})", world.rank, threads, threads == 1 ? "" : "s",
+                    choice.reason);
   } else {
-    spdlog::debug("{} thread{} ({})", threads, threads == 1 ? "" : "s", choice.reason);
+    core::log::debug("{} thread{} ({})", threads, threads == 1 ? "" : "s", choice.reason);
   }
   return threads;
 }

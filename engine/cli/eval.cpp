@@ -1,6 +1,5 @@
 // engine eval SCRIPT --checkpoint CKPT: the script's validation (or test, or training) split
 // through the checkpoint's model; metrics printed and written to runs/<name>/eval/<timestamp>.h5.
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -8,6 +7,7 @@
 #include "engine/cli/common.hpp"
 #include "engine/core/activity.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/core/timer.hpp"
 #include "engine/train/evaluator.hpp"
@@ -37,7 +37,7 @@ int eval_command(const std::vector<std::string>& args) {
   if (!pipeline) {
     throw core::UsageError("the script's data function returns no '" + split + "' pipeline");
   }
-  spdlog::info("{} data: {}", split, pipeline->describe());
+  core::log::info("{} data: {}", split, pipeline->describe());
 
   auto& writer = context.open_run_file((*flags)["out"].as<std::string>(), "/eval");
   const int64_t step = context.checkpoint_info().step;

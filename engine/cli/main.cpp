@@ -1,6 +1,4 @@
 // engine: entry point. Dispatches to a command and maps errors to exit codes in one place.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <c10/util/Exception.h>
 
@@ -12,9 +10,9 @@
 #include <vector>
 
 #include "engine/cli/commands.hpp"
-#include "engine/cli/common.hpp"
 #include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/io/hdf5.hpp"
 
@@ -72,9 +70,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto logger = spdlog::stderr_color_mt("engine");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%^[%l]%$ %v");
+  engine::core::log::start();
   // A write past the file-size limit (ulimit -f) fails with EFBIG, which the writers report as
   // an I/O error naming the file, instead of killing the process with SIGXFSZ mid-write.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -2,7 +2,6 @@
 // checkpoint's model for new rows (data.csv scripts: a CSV with the training columns) or images
 // (data.image_folder, MNIST or CIFAR scripts: a CSV whose 'path' column lists image files), as
 // CSV or JSON lines.
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "engine/cli/common.hpp"
 #include "engine/core/activity.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/staged_output.hpp"
 #include "engine/io/prediction_writer.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -68,7 +68,7 @@ int predict_command(const std::vector<std::string>& args) {
   const data::Pipeline& model_data =
       spec.validation_data ? *spec.validation_data : *spec.train_data;
   const auto pipeline = input_pipeline(model_data, context.checkpoint(), input);
-  spdlog::info("input: {}", pipeline.describe());
+  core::log::info("input: {}", pipeline.describe());
   auto classes = pipeline.source().class_names();
   if (classes.empty()) classes = model_data.source().class_names();
   if (classes.empty()) classes = spec.class_names;  // the script's `classes`

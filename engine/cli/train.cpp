@@ -1,6 +1,5 @@
 // engine train SCRIPT: runs a training script and records it in a run file; --resume continues
 // a run from its latest checkpoint (or a given one).
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/run_writer.hpp"
@@ -138,8 +138,8 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
 std::unique_ptr<distributed::Group> join_group(const distributed::World& world,
                                                run::RunRequest& request, int requested_threads) {
   if (!world.distributed()) return nullptr;
-  spdlog::info("joining {} process{} ({}), {}", world.size, world.size == 1 ? "" : "es",
-               world.source, world.describe());
+  core::log::info("joining {} process{} ({}), {}", world.size, world.size == 1 ? "" : "es",
+                  world.source, world.describe());
   auto group = std::make_unique<distributed::Group>(world, core::parse_device(request.device));
   // cuda: this machine's GPU LOCAL_RANK, which the group may have found only now
   request.device = group->device().str();
@@ -154,10 +154,11 @@ void describe_run(run::RunContext& context) {
                             ": data() returned no train split; engine train needs "
                             "{train = ..., validation = ...} (validation is optional)");
   }
-  spdlog::info("model: {} parameters", nn::count_parameters(*spec.model.module));
-  spdlog::info("train data: {}", spec.train_data->describe());
-  if (spec.validation_data) spdlog::info("validation data: {}", spec.validation_data->describe());
-  spdlog::debug("model:\n{}", nn::describe_tree(*spec.model.module));
+  core::log::info("model: {} parameters", nn::count_parameters(*spec.model.module));
+  core::log::info("train data: {}", spec.train_data->describe());
+  if (spec.validation_data)
+    core::log::info("validation data: {}", spec.validation_data->describe());
+  core::log::debug("model:\n{}", nn::describe_tree(*spec.model.module));
 }
 
 using TrainerFactory = std::function<std::unique_ptr<train::Trainer>()>;
@@ -173,15 +174,15 @@ train::TrainResult train_recorded(run::RunContext& context, distributed::Group* 
   try {
     if (!trainer) trainer = make_trainer();  // a fresh run's errors go into its run file
     if (context.has_checkpoint()) {
-      spdlog::info("resuming '{}' from {} at step {} (epoch {})", spec.name, context.checkpoint(),
-                   trainer->state().step, trainer->state().epoch + 1);
+      core::log::info("resuming '{}' from {} at step {} (epoch {})", spec.name,
+                      context.checkpoint(), trainer->state().step, trainer->state().epoch + 1);
     } else if (group) {
-      spdlog::info("training '{}' on {} process{} x {} threads ({}), seed {}", spec.name,
-                   group->size(), group->size() == 1 ? "" : "es", context.request().threads,
-                   spec.device.str(), context.seed());
+      core::log::info("training '{}' on {} process{} x {} threads ({}), seed {}", spec.name,
+                      group->size(), group->size() == 1 ? "" : "es", context.request().threads,
+                      spec.device.str(), context.seed());
     } else {
-      spdlog::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
-                   context.request().threads, context.seed());
+      core::log::info("training '{}' on {} with {} threads, seed {}", spec.name, spec.device.str(),
+                      context.request().threads, context.seed());
     }
     return trainer->run();
   } catch (const core::Interrupted& e) {
@@ -246,7 +247,7 @@ int train_command(const std::vector<std::string>& args) {
   const distributed::World world = world_of(*flags);
   const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   auto request = train_request(*flags, args);
-  if (!leader && !flags->count("verbose")) spdlog::set_level(spdlog::level::warn);
+  if (!leader && !flags->count("verbose")) core::log::set_level(core::log::Level::warn);
   const auto group = join_group(world, request, (*flags)["threads"].as<int>());
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   describe_run(context);

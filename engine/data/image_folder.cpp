@@ -4,10 +4,9 @@
 #include <cctype>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/core/log.hpp"
 #include "engine/data/prediction_input.hpp"
 
 namespace engine::data {
@@ -68,7 +67,7 @@ std::vector<std::string> images_under(const fs::path& folder, const fs::path& ro
                               "with both classes; remove the link");
       }
       if (!inside(target, top)) {
-        spdlog::warn(
+        core::log::warn(
             "data.image_folder: {} links to {}, outside {}: its images are read as "
             "class {}",
             it->path().string(), target.string(), root.string(), folder.filename().string());

@@ -1,7 +1,5 @@
 #include "engine/data/tabular.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <set>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 
 namespace engine::data {
 namespace {
@@ -80,7 +79,7 @@ class Table {
   void reject(const CsvRow& row, const std::string& why) {
     const std::string message = options_.path + ":" + std::to_string(row.line) + ": " + why;
     if (!options_.skip_bad) throw core::DataError(message);
-    spdlog::warn("skipping a bad record: {}", message);
+    core::log::warn("skipping a bad record: {}", message);
     ++skipped_;
   }
 

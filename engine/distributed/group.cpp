@@ -13,7 +13,6 @@
 #endif
 #endif
 
-#include <spdlog/spdlog.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #ifdef ENGINE_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -32,6 +31,7 @@
 
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/distributed/distributed_error.hpp"
 #include "engine/distributed/locality.hpp"
 
@@ -246,8 +246,8 @@ void Group::find_locality() {
   if (!world_.local_rank_known) world_.local_rank = found.local_rank;
   if (!world_.local_size_known) world_.local_size = found.local_size;
   world_.local_rank_known = world_.local_size_known = true;
-  spdlog::debug("rank {}: local {} of {}, found from the ranks' hosts ({})", world_.rank,
-                world_.local_rank, world_.local_size, mine);
+  core::log::debug("rank {}: local {} of {}, found from the ranks' hosts ({})", world_.rank,
+                   world_.local_rank, world_.local_size, mine);
 }
 
 void Group::fail(const std::string& operation, const std::exception& cause) const {

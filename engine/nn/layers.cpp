@@ -2,12 +2,11 @@
 
 #include "engine/nn/attention.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <atomic>
 #include <limits>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/log.hpp"
 #include "engine/nn/positions.hpp"
 
 namespace engine::nn {
@@ -15,7 +14,7 @@ namespace {
 
 // PyTorch warns once per call site; a layer called every step warns once per process here.
 void warn_once(std::atomic<bool>& warned, const std::string& text) {
-  if (!warned.exchange(true)) spdlog::warn("{}", text);
+  if (!warned.exchange(true)) core::log::warn("{}", text);
 }
 
 std::atomic<bool> dropout2d_rank_warned{false};

@@ -2,8 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <spdlog/spdlog.h>
-
 #include <new>
 
 #include "engine/bench/machine.hpp"
@@ -14,6 +12,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/resource_monitor.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/statuses.hpp"
@@ -153,7 +152,7 @@ MeasuredPoint measure_point(const BenchRequest& request) {
               " takes arguments and engine bench built it with none, so each is what init "
               "makes of nil; to time the model a training script builds, run engine bench "
               "SCRIPT.lua";
-    spdlog::warn("{}", warning);
+    core::log::warn("{}", warning);
   }
   complete_from_model(o, model, model_id);
   core::ResourceMonitor monitor(kSampleInterval, core::gpu_pci_bus_id(o.device));

@@ -1,7 +1,5 @@
 #include "engine/run/run_context.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/gpu_facts.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/statuses.hpp"
@@ -41,12 +40,13 @@ std::string auto_resume_target(const std::string& root, const std::string& name)
     try {
       run = io::read_run_file(path);
     } catch (const core::Error& e) {  // an empty reservation, a damaged file: not a run
-      spdlog::debug("--resume auto: {} skipped ({})", path, e.what());
+      core::log::debug("--resume auto: {} skipped ({})", path, e.what());
       continue;
     }
     if (run.status() != core::name_of(core::FileStatus::kCompleted) &&
         run.latest_checkpoint.empty() && train::newest_checkpoint_on_disk(path).first.empty()) {
-      spdlog::info("--resume auto: the newest run {} has no checkpoint: it is left as it is", path);
+      core::log::info("--resume auto: the newest run {} has no checkpoint: it is left as it is",
+                      path);
       return {};
     }
     return path;
@@ -74,10 +74,10 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
                              : std::string();
     if (group) target = group->share(target);
     if (target.empty()) {
-      spdlog::info("--resume auto: no run of '{}' under {} to go on with; starting one",
-                   script_->name(), request_.runs_root);
+      core::log::info("--resume auto: no run of '{}' under {} to go on with; starting one",
+                      script_->name(), request_.runs_root);
     } else {
-      spdlog::info("--resume auto: going on with {}", target);
+      core::log::info("--resume auto: going on with {}", target);
     }
     request_.checkpoint = target;
   }
@@ -104,7 +104,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
         if (was == before.end() || was->second != value) changed.push_back(key);
       }
       if (!changed.empty()) {
-        spdlog::warn(
+        core::log::warn(
             "--set changes hyperparameters of a resumed run ({}); its run file records "
             "the new values",
             core::join(changed, ", "));
@@ -113,7 +113,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
   }
   if (has_checkpoint()) {
     if (request_.seed && *request_.seed != info_.seed) {
-      spdlog::warn("--seed {} ignored: the checkpoint's seed is {}", *request_.seed, info_.seed);
+      core::log::warn("--seed {} ignored: the checkpoint's seed is {}", *request_.seed, info_.seed);
     }
     seed_ = info_.seed;
   } else {
@@ -128,7 +128,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
   build_spec(device);
   if (has_checkpoint() && use_ == CheckpointUse::kWeights) {
     about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
-    spdlog::info("model weights from {} (step {})", checkpoint_, info_.step);
+    core::log::info("model weights from {} (step {})", checkpoint_, info_.step);
   }
 }
 
@@ -216,14 +216,14 @@ const std::string& RunContext::reserve_run_file(const std::string& root,
       warn_if_not_exact(io::RunWriter::latest_segment(run_path_));
       return run_path_;
     } catch (const core::Error& e) {  // damaged (by a crash, a full disk): kept as it is
-      spdlog::warn(
+      core::log::warn(
           "cannot continue the run file {} ({}); it is left as it is and the resumed "
           "run gets a new one",
           run_file_by_location_, e.what());
       lock_.reset();
     }
   } else if (resuming) {
-    spdlog::warn(
+    core::log::warn(
         "{}: no run file {} beside the checkpoint's folder; the resumed run gets a new one",
         checkpoint_origin(), run_file_by_location_.empty() ? "(none)" : run_file_by_location_);
   }
@@ -234,14 +234,14 @@ const std::string& RunContext::reserve_run_file(const std::string& root,
 
 void RunContext::warn_if_not_exact(const io::RunWriter::Segment& before) const {
   if (before.threads > 0 && before.threads != request_.threads) {
-    spdlog::warn(
+    core::log::warn(
         "{}: this run trained with {} threads until step {}, and goes on with {}: its "
         "results will differ from an uninterrupted run's (--threads {} keeps them "
         "bit-identical); the run file records each stretch's setting",
         checkpoint_origin(), before.threads, info_.step, request_.threads, before.threads);
   }
   if (!before.device.empty() && before.device != spec_.device.str()) {
-    spdlog::warn(
+    core::log::warn(
         "{}: this run trained on {} until step {}, and goes on on {}: its results "
         "will differ from an uninterrupted run's (--device {} keeps them); the run "
         "file records each stretch's device",

@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
-#include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 #include <torch/serialize/archive.h>
 
@@ -14,6 +13,7 @@
 #include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/numbers.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/hdf5.hpp"
@@ -388,8 +388,8 @@ TrainerState load_checkpoint_unchecked(const std::string& path, TrainSpec& spec)
     if (h5::exists(rng.get(), g.name)) {
       g.set_state(io::read_tensor(rng.get(), g.name));
     } else {
-      spdlog::warn("{} holds no {} state (an older checkpoint): it goes on from its seed", path,
-                   g.name);
+      core::log::warn("{} holds no {} state (an older checkpoint): it goes on from its seed", path,
+                      g.name);
     }
   }
   return state;

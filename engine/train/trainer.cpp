@@ -1,6 +1,5 @@
 #include "engine/train/trainer.hpp"
 
-#include <spdlog/spdlog.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/lbfgs.h>
 
@@ -16,6 +15,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/data/device_prefetcher.hpp"
@@ -169,7 +169,7 @@ void Trainer::resume_from(const std::string& checkpoint_path) {
   const int64_t world = parallel_ ? parallel_->size() : 1;
   if (restored.world_size != world) {
     restored.epoch_position = restored.epoch_position * restored.world_size / world;
-    spdlog::info("resuming a run of {} processes with {}", restored.world_size, world);
+    core::log::info("resuming a run of {} processes with {}", restored.world_size, world);
   }
   restored.world_size = world;
   state_ = std::move(restored);
@@ -269,7 +269,8 @@ bool Trainer::check_loss(const torch::Tensor& loss) {
     }
     ++state_.epoch_nan_skipped;
     batch_nan_ = true;
-    if (state_.epoch_nan_skipped <= kNanWarnings) spdlog::warn("{} {}: batch skipped", what, where);
+    if (state_.epoch_nan_skipped <= kNanWarnings)
+      core::log::warn("{} {}: batch skipped", what, where);
     // the other ranks' all-reduce waits for this one: it takes part, adding nothing
     if (parallel_ && synchronise_backward()) parallel_->backward_nothing();
     return false;
@@ -313,7 +314,7 @@ void Trainer::optimizer_step() {
   if (master_) master_->release_model_gradients();
   if (use_scaler_) {
     if (!finite && ++state_.epoch_overflow_skipped <= kOverflowNotes) {
-      spdlog::info(
+      core::log::info(
           "gradient overflow at step {}: step skipped, loss scale {} -> {}", state_.step + 1,
           core::number_string(scaler_.current_scale()),
           core::number_string(scaler_.current_scale() * spec_.options.loss_scale.backoff_factor));

@@ -2,7 +2,6 @@
 // the watched metrics (early stopping, the best checkpoint), checkpoints, interrupts.
 #include "engine/train/trainer.hpp"
 
-#include <spdlog/spdlog.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/lbfgs.h>
 

@@ -2,7 +2,6 @@
 // step's bookkeeping) recorded once and replayed (docs/gpu.md); Trainer::graphed_batch.
 #include "engine/train/trainer.hpp"
 
-#include <spdlog/spdlog.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/lbfgs.h>
 
@@ -18,6 +17,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
+#include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/data/device_prefetcher.hpp"
@@ -212,9 +212,9 @@ void Trainer::pull_graph_scaler() {
   // the replays counted Adadelta's steps whether or not they were skipped
   auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
   if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step(-skipped);
-  spdlog::info("gradient overflow: {} recorded step{} skipped by step {}, loss scale now {}",
-               skipped, skipped == 1 ? "" : "s", state_.step,
-               core::number_string(scaler_.current_scale()));
+  core::log::info("gradient overflow: {} recorded step{} skipped by step {}, loss scale now {}",
+                  skipped, skipped == 1 ? "" : "s", state_.step,
+                  core::number_string(scaler_.current_scale()));
 }
 
 std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
@@ -258,7 +258,7 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     graph_lrs_ = group_lrs(*spec_.optimizer);
     graph_gradients_.clear();  // kept alive for the replays, whatever the eager steps release
     for (const auto& p : parameters_) graph_gradients_.push_back(p.grad());
-    spdlog::debug("cuda_graphs: the step is recorded at step {}", state_.step);
+    core::log::debug("cuda_graphs: the step is recorded at step {}", state_.step);
     return warm;
   }
   logged_.clear();

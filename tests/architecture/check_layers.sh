@@ -2,7 +2,8 @@
 # The layer rules of docs/architecture.md, read from its table and checked on the sources: every #include of the
 # engine's own headers goes to the same floor or one below, Lua's headers are included under
 # engine/lua only, and engine/cli reaches Lua through engine/lua/session.hpp alone, never
-# through Lua's C API. Prints each violation as FILE:LINE: what; exits 1 when there is one.
+# through Lua's C API; spdlog and <regex> are included by their wrappers in engine/core only.
+# Prints each violation as FILE:LINE: what; exits 1 when there is one.
 #   tests/architecture/check_layers.sh [REPO]
 set -uo pipefail
 repo=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -58,6 +59,17 @@ while IFS=: read -r file line text; do
   [ -n "$file" ] || continue
   report "engine/$file:$line: Lua's C API above engine/lua (move it behind engine/lua/session.hpp)"
 done < <(grep -rnE --include='*.hpp' --include='*.cpp' '\blua_State\b|\blua_[a-z]+[[:space:]]*\(|\bluaL_[a-zA-Z]+' "${above_lua[@]}" /dev/null)
+
+# Libraries compiled once, behind a wrapper (docs/architecture.md): spdlog's and fmt's
+# formatting in core/log.cpp, std::regex in core/regex.cpp.
+while IFS=: read -r file line text; do
+  [ -n "$file" ] || continue
+  case "$text" in
+    *spdlog* | *fmt/format*) [ "$file" = core/log.cpp ] && continue; wrapper=core/log.hpp ;;
+    *) [ "$file" = core/regex.cpp ] && continue; wrapper=core/regex.hpp ;;
+  esac
+  report "engine/$file:$line: ${text#"${text%%[![:space:]]*}"} outside its wrapper (use engine/$wrapper)"
+done < <(grep -rnE --include='*.hpp' --include='*.cpp' '#[[:space:]]*include[[:space:]]*<(spdlog/|fmt/format|regex>)' */)
 
 if [ "$violations" -gt 0 ]; then
   echo "check_layers: $violations violation(s) of the layer rules (docs/architecture.md)"

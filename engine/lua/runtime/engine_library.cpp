@@ -1,9 +1,9 @@
 // require 'engine': versions, logging, and what a checkpoint says of its run, for scripts.
 #include <ATen/Parallel.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 
+#include "engine/core/log.hpp"
 #include "engine/core/threads.hpp"
 #include "engine/core/version.hpp"
 #include "engine/lua/runtime/libraries.hpp"
@@ -15,7 +15,7 @@ namespace {
 
 // Joins the arguments with tostring, as print does, on the Lua stack (no C++ object is alive
 // while tostring may raise), then logs the result.
-template <spdlog::level::level_enum Level>
+template <core::log::Level Level>
 int log(lua_State* L) {
   const int n = lua_gettop(L);
   lua_getglobal(L, "tostring");
@@ -29,7 +29,8 @@ int log(lua_State* L) {
   lua_concat(L, n == 0 ? 0 : 2 * n - 1);
   const char* message = lua_tostring(L, -1);
   return guarded(L, [&] {
-    spdlog::log(Level, "{}", message ? message : "");
+    if (core::log::enabled(Level))
+      core::log::write(Level, "{}", fmt::make_format_args(message ? message : ""));
     return 0;
   });
 }
@@ -72,9 +73,9 @@ int e_checkpoint(lua_State* L) {
   });
 }
 
-const Binding kEngineFunctions[] = {{"debug", log<spdlog::level::debug>},
-                                    {"info", log<spdlog::level::info>},
-                                    {"warn", log<spdlog::level::warn>},
+const Binding kEngineFunctions[] = {{"debug", log<core::log::Level::debug>},
+                                    {"info", log<core::log::Level::info>},
+                                    {"warn", log<core::log::Level::warn>},
                                     {"threads", e_threads},
                                     {"clock", e_clock},
                                     {"checkpoint", e_checkpoint},

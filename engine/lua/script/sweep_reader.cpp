@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "engine/core/format.hpp"
+#include "engine/core/regex.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 
 namespace engine::lua {
@@ -482,8 +482,8 @@ bench::SweepSpec read_sweep(Runtime& runtime, const std::string& path) {
 }
 
 bool looks_like_sweep(const std::string& script_text) {
-  static const std::regex kind(R"(kind\s*=\s*['"]benchmark['"])");
-  return std::regex_search(script_text, kind);
+  static const core::Regex kind(R"(kind\s*=\s*['"]benchmark['"])");
+  return kind.search(script_text).has_value();
 }
 
 std::string locate_in_script(const std::string& path, const std::string& text,
@@ -496,10 +496,9 @@ std::string locate_in_script(const std::string& path, const std::string& text,
     top = "extensions";
     item = static_cast<size_t>(std::atoi(section.c_str() + 11));
   }
-  std::smatch found;
-  const std::regex section_re("(^|[^A-Za-z0-9_.])" + top + "\\s*=");
-  if (!std::regex_search(text, found, section_re)) return {};
-  size_t from = static_cast<size_t>(found.position(0));
+  const auto section_at = core::Regex("(^|[^A-Za-z0-9_.])" + top + "\\s*=").search(text);
+  if (!section_at) return {};
+  size_t from = section_at->position;
   if (item > 0) {
     from = nth_item(text, from, item);
     if (from == std::string::npos) return {};
@@ -507,10 +506,9 @@ std::string locate_in_script(const std::string& path, const std::string& text,
   size_t at = from;
   if (!key.empty()) {
     const std::string quoted = "['\"]" + key + "['\"]";
-    const std::regex key_re(
+    const core::Regex key_re(
         section == "order" ? quoted : "(^|[^A-Za-z0-9_])" + key + "\\s*=[^=]|\\[" + quoted + "\\]");
-    const std::string rest = text.substr(from);
-    if (std::regex_search(rest, found, key_re)) at = from + static_cast<size_t>(found.position(0));
+    if (const auto key_at = key_re.search(text.substr(from))) at = from + key_at->position;
   }
   return " (" + std::filesystem::path(path).filename().string() + ":" +
          std::to_string(line_of(starts, at)) + ")";

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "engine/core/files.hpp"
 #include "engine/core/format.hpp"
 #include "engine/core/metric_names.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/core/regex.hpp"
 #include "engine/lua/data/data_value.hpp"
 #include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/optim/optim_value.hpp"
@@ -124,8 +124,8 @@ void TrainScript::call_field(const char* key, int nargs) const {
     try {
       runtime_.call(nargs, 1);
     } catch (const core::ScriptError& e) {
-      static const std::regex kLocated(R"(^[^ :]+\.lua:\d+:)");
-      if (where.empty() || std::regex_search(e.what(), kLocated)) throw;
+      static const core::Regex kLocated(R"(^[^ :]+\.lua:\d+:)");
+      if (where.empty() || kLocated.search(e.what())) throw;
       throw core::ScriptError(where + ": " + e.what() + " (in the script's '" + key + "')",
                               e.traceback(), e.exit_code());
     }

@@ -1,10 +1,10 @@
 // The `trainer` table of a training script (train_script_reader.cpp reads the rest): its options
 // checked one by one, and an error about one of them given the line of the script it is on.
 #include <algorithm>
-#include <regex>
 
 #include "engine/core/files.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/core/regex.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 #include "engine/lua/script/train_script_reader.hpp"
 #include "engine/train/metrics.hpp"
@@ -22,18 +22,15 @@ const char* const kTrainerOptions[] = {
 }  // namespace
 
 int64_t field_key_line(const std::string& text, const std::string& field, const std::string& key) {
-  std::smatch found;
-  if (key.empty() ||
-      !std::regex_search(text, found, std::regex("(^|[^A-Za-z0-9_])" + field + R"(\s*=)")))
-    return 0;
-  const auto from = static_cast<size_t>(found.position(0));
-  const std::string rest = text.substr(from);
+  if (key.empty()) return 0;
+  const auto field_at = core::Regex("(^|[^A-Za-z0-9_])" + field + R"(\s*=)").search(text);
+  if (!field_at) return 0;
+  const size_t from = field_at->position;
   // the key is the script's own text (a misspelt option may hold any character): escaped
-  const std::string literal =
-      std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
-  if (!std::regex_search(rest, found, std::regex("(^|[^A-Za-z0-9_])" + literal + R"(\s*=[^=])")))
-    return 0;
-  const auto at = from + static_cast<size_t>(found.position(0)) + found[1].length();
+  const auto key_at = core::Regex("(^|[^A-Za-z0-9_])" + core::Regex::escape(key) + R"(\s*=[^=])")
+                          .search(text.substr(from));
+  if (!key_at) return 0;
+  const auto at = from + key_at->position + key_at->groups[1].size();
   return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
 }
 
