@@ -34,9 +34,8 @@ bool enabled(Level level) {
 }
 
 void write(Level level, fmt::string_view format, fmt::format_args args) {
-  const auto to = spdlog_level(level);
-  if (!spdlog::should_log(to)) return;
-  spdlog::log(to, "{}", fmt::vformat(format, args));
+  if (!enabled(level)) return;
+  spdlog::log(spdlog_level(level), "{}", fmt::vformat(format, args));
 }
 
 }  // namespace engine::core::log

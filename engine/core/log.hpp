@@ -17,11 +17,12 @@ void start();
 void set_level(Level level);
 bool enabled(Level level);
 
+// Formats and logs the line when `level` is enabled.
 void write(Level level, fmt::string_view format, fmt::format_args args);
 
 template <typename... Args>
 void debug(fmt::format_string<Args...> format, Args&&... args) {
-  if (enabled(Level::debug)) write(Level::debug, format, fmt::make_format_args(args...));
+  write(Level::debug, format, fmt::make_format_args(args...));
 }
 template <typename... Args>
 void info(fmt::format_string<Args...> format, Args&&... args) {

@@ -29,8 +29,7 @@ int log(lua_State* L) {
   lua_concat(L, n == 0 ? 0 : 2 * n - 1);
   const char* message = lua_tostring(L, -1);
   return guarded(L, [&] {
-    if (core::log::enabled(Level))
-      core::log::write(Level, "{}", fmt::make_format_args(message ? message : ""));
+    core::log::write(Level, "{}", fmt::make_format_args(message ? message : ""));
     return 0;
   });
 }
