@@ -19,9 +19,7 @@ int c_new_lua_module(lua_State* L) {
   return guarded(L, [&] {
     const std::string name = check_string(L, 1, "nn.Module:new");
     if (!lua_istable(L, 2)) throw ArgumentError("nn.Module:new: the object must be a table");
-    lua_pushvalue(L, 2);
-    const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    push_new<ModuleBox>(L, ModuleBox{AnyModule(std::make_shared<LuaModuleImpl>(L, ref, name))});
+    push_new<ModuleBox>(L, ModuleBox{AnyModule(std::make_shared<LuaModuleImpl>(L, 2, name))});
     return 1;
   });
 }
@@ -184,8 +182,9 @@ const Binding kLibrary[] = {{"NLLLoss", l_loss<nn::Loss::Kind::kNll>},
 
 int open_nn_core(lua_State* L) {
   require_library(L, "torch");
-  define_type(L, ModuleBox::kTypeName, module_methods(), module_metamethods(),
-              gc_userdata<ModuleBox>, module_index);
+  start_pin_sweeps(L);  // Lua-defined modules nothing holds are collected (lua_module.hpp)
+  define_type(L, ModuleBox::kTypeName, module_methods(), module_metamethods(), module_box_gc,
+              module_index);
   push_metatable(L, ModuleBox::kTypeName);
   static const luaL_Reg loss_meta[] = {
       {"__call", loss_call}, {"__tostring", loss_tostring}, {nullptr, nullptr}};

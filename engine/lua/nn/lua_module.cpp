@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/lua/data/data_value.hpp"
+#include "engine/lua/nn/module_value.hpp"
 #include "engine/lua/runtime/runtime.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
 #include "engine/lua/torch/tensor_value.hpp"
@@ -14,6 +15,50 @@ namespace {
 thread_local std::vector<const torch::nn::Module*>
     running;                                        // Lua modules in forward, innermost last
 thread_local std::optional<nn::LayerError> raised;  // the last layer error sent into Lua
+
+const char kObjectsKey = 0;  // registry key (its address) of the objects, weak, by module
+const char kPinsKey = 0;     // registry key of the pinned objects, by module
+const char kSweeperType[] = "LuaModulePinSweeper";
+
+// Pushes the registry's table at key, made on first use (weak-valued when weak).
+void push_registry_table(lua_State* L, const char* key, bool weak) {
+  lua_pushlightuserdata(L, const_cast<char*>(key));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  if (weak) {
+    lua_newtable(L);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+  }
+  lua_pushlightuserdata(L, const_cast<char*>(key));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+// A garbage userdata whose finalizer sweeps the pins and makes the next one: one sweep after
+// every collection, until the state closes.
+void push_sweeper(lua_State* L);
+
+int sweeper_gc(lua_State* L) {
+  if (!Runtime::closing(L)) {
+    sweep_pins(L);
+    push_sweeper(L);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+void push_sweeper(lua_State* L) {
+  lua_newuserdata(L, 1);
+  if (luaL_newmetatable(L, kSweeperType)) {
+    lua_pushcfunction(L, sweeper_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+}
 
 }  // namespace
 
@@ -31,14 +76,82 @@ nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn
   return *raised;
 }
 
-LuaModuleImpl::LuaModuleImpl(lua_State* L, int object_ref, std::string class_name)
-    : torch::nn::Module(class_name),
-      L_(L),
-      object_ref_(object_ref),
-      class_name_(std::move(class_name)) {}
+LuaModuleImpl::LuaModuleImpl(lua_State* L, int object_index, std::string class_name)
+    : torch::nn::Module(class_name), L_(L), class_name_(std::move(class_name)) {
+  object_index = absolute_index(L, object_index);
+  push_registry_table(L, &kObjectsKey, /*weak=*/true);
+  lua_pushlightuserdata(L, this);
+  lua_pushvalue(L, object_index);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  pin(L);  // its box is not the object's field yet
+}
+
+void LuaModuleImpl::pin(lua_State* L) {
+  if (pinned_) return;
+  push_registry_table(L, &kPinsKey, /*weak=*/false);
+  lua_pushlightuserdata(L, this);
+  push_object(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  pinned_ = true;
+}
+
+void sweep_pins(lua_State* L) {
+  StackGuard guard(L);
+  int64_t unpinned = 0;
+  push_registry_table(L, &kPinsKey, /*weak=*/false);
+  const int pins = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, pins) != 0) {
+    // the module through the object's box, not the key: a box a script took away (rawset
+    // __cpp) may have been collected with its module
+    lua_pushliteral(L, "__cpp");
+    lua_rawget(L, -2);
+    auto* box = test_tagged<ModuleBox>(L, -1);
+    LuaModuleImpl* module = nullptr;
+    if (box && box->tag == ModuleBox::kTypeName) {
+      module = dynamic_cast<LuaModuleImpl*>(box->object.any.ptr().get());
+    }
+    // weak_from_this counts the shared owners: the box alone, or more
+    if (!module || module->weak_from_this().use_count() <= 1) {
+      if (module) module->pinned_ = false;
+      ++unpinned;
+      lua_pushvalue(L, -3);
+      lua_pushnil(L);
+      lua_rawset(L, pins);  // clearing the current field is allowed during lua_next
+    }
+    lua_pop(L, 2);
+  }
+  count_released_holds(unpinned);
+}
+
+int module_box_gc(lua_State* L) {
+  auto* box = test_tagged<ModuleBox>(L, 1);
+  const bool parent = box && box->tag == ModuleBox::kTypeName && box->object.any.ptr() &&
+                      !box->object.any.ptr()->children().empty();
+  gc_userdata<ModuleBox>(L);
+  // what held only through this module is let go now, not a collection later
+  if (parent && !Runtime::closing(L)) sweep_pins(L);
+  return 0;
+}
+
+void start_pin_sweeps(lua_State* L) {
+  push_sweeper(L);
+  lua_pop(L, 1);
+}
 
 void LuaModuleImpl::push_object(lua_State* L) const {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, object_ref_);
+  push_registry_table(L, &kObjectsKey, /*weak=*/true);
+  lua_pushlightuserdata(L, const_cast<LuaModuleImpl*>(this));
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  // a pin keeps the object while C++ holds this module: never expected
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    throw core::ScriptError("the Lua object of module " + class_name_ +
+                            " was collected while the engine still held the module");
+  }
 }
 
 std::string LuaModuleImpl::forward_location() const {

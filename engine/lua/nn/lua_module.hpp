@@ -1,6 +1,15 @@
 // A torch::nn::Module whose forward is written in Lua: the C++ side of `nn.Module:extend`.
-// Holds a registry reference to its Lua object; forward calls that object through the
-// Runtime, so a Lua error comes back as a ScriptError with its traceback.
+// Finds its Lua object through a weak table; forward calls that object through the Runtime, so
+// a Lua error comes back as a ScriptError with its traceback.
+//
+// Who keeps whom: the object holds its box (the `__cpp` field), the box holds this module. Lua's
+// collector frees the two once no script reaches the object and nothing in C++ holds the module
+// (a strong registry reference, as before, kept every model a state ever built). C++ takes the
+// module only from its box, found by test_module, which pins the object (a strong reference);
+// after each collection, and after a module box with children is freed, a sweep unpins the
+// objects whose module only their box still holds (a parent's, a C++ container's or the
+// trainer's hold keeps it pinned). collectgarbage() repeats collections while sweeps unpin
+// (runtime/tensor_memory.hpp, full_collection), so that a dropped model is freed at once.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -25,7 +34,8 @@ nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn
 
 class LuaModuleImpl : public torch::nn::Module {
  public:
-  LuaModuleImpl(lua_State* L, int object_ref, std::string class_name);
+  // The object at index is the table nn.lua made for this module.
+  LuaModuleImpl(lua_State* L, int object_index, std::string class_name);
   torch::Tensor forward(torch::Tensor input);
   // forward with one table of named inputs ({input = ..., categorical = ..., text = ...}), as
   // the trainer calls a model whose batches hold several inputs.
@@ -33,6 +43,8 @@ class LuaModuleImpl : public torch::nn::Module {
   void pretty_print(std::ostream& stream) const override { stream << class_name_; }
   // Pushes the Lua object (the table users hold).
   void push_object(lua_State* L) const;
+  // Keeps the object alive until a sweep finds that only its box holds this module.
+  void pin(lua_State* L);
   const std::string& class_name() const { return class_name_; }
   // "model.lua:12: ", where the object's forward is written ("" when it is not Lua's)
   std::string forward_location() const;
@@ -45,9 +57,19 @@ class LuaModuleImpl : public torch::nn::Module {
   // Calls the object with what `push_argument` pushes; its Tensor result.
   torch::Tensor call_forward(const std::function<void()>& push_argument);
 
+  friend void sweep_pins(lua_State* L);
+
   lua_State* L_;
-  int object_ref_;
   std::string class_name_;
+  bool pinned_ = false;
 };
+
+// Starts the sweep that runs after every collection of L (once per Lua state, by nn.core).
+void start_pin_sweeps(lua_State* L);
+// The sweep: unpins the objects whose module only their box holds.
+void sweep_pins(lua_State* L);
+// The finalizer of module boxes (nn.core's Module type): a module with children sweeps after it
+// lets go of them, so that a nest of modules is freed one level per collection.
+int module_box_gc(lua_State* L);
 
 }  // namespace engine::lua

@@ -46,16 +46,21 @@ void push_module(lua_State* L, const torch::nn::AnyModule& module) {
 }
 
 ModuleBox* test_module(lua_State* L, int index) {
-  if (auto* box = test<ModuleBox>(L, index)) return box;
-  if (lua_istable(L, index)) {
+  ModuleBox* box = test<ModuleBox>(L, index);
+  if (!box && lua_istable(L, index)) {
     index = absolute_index(L, index);
     lua_pushliteral(L, "__cpp");  // a raw field set by nn.lua: no metamethod may run here
     lua_rawget(L, index);
-    auto* box = test<ModuleBox>(L, -1);
+    box = test<ModuleBox>(L, -1);
     lua_pop(L, 1);
-    return box;
   }
-  return nullptr;
+  // C++ may keep what it takes from here: the object must live while it does
+  if (box) {
+    if (auto* lua_defined = dynamic_cast<LuaModuleImpl*>(box->any.ptr().get())) {
+      lua_defined->pin(L);
+    }
+  }
+  return box;
 }
 
 ModuleBox& check_module(lua_State* L, int index, const char* function) {

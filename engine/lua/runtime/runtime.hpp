@@ -35,6 +35,9 @@ class Runtime {
   // The generator behind the scripts' math.random (seeded 0 until a run seeds it).
   ScriptRandom& random() { return random_; }
   static Runtime& from(lua_State* L);
+  // Whether L's Runtime is closing its state (or L has none): finalizers then let go of
+  // everything rather than keep objects C++ still holds.
+  static bool closing(lua_State* L) noexcept;
 
   // Loads a file as a chunk named after its path and runs it; leaves nresults values on the
   // stack (LUA_MULTRET: all). Throws ScriptError (syntax errors, runtime errors with traceback).
@@ -51,6 +54,7 @@ class Runtime {
   RuntimeOptions options_;
   ScriptRandom random_;
   int raised_exit_code_ = 0;  // exit code of the last engine error turned into a Lua error
+  bool closing_ = false;
 };
 
 // Turns the exception in flight into the text a Lua error should carry, and remembers the

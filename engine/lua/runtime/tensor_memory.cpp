@@ -1,5 +1,7 @@
 #include "engine/lua/runtime/tensor_memory.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <limits>
 #include <unordered_set>
@@ -68,6 +70,7 @@ struct Pacing {
   int64_t deferred_bytes = 0;            // the CPU memory that destroying them gives back
 };
 thread_local Pacing pacing;
+thread_local int64_t released_holds = 0;  // count_released_holds's sum
 
 int64_t tensor_bytes(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
@@ -88,7 +91,7 @@ int64_t paced_bytes() {
 }
 
 void collect(lua_State* L) {
-  lua_gc(L, LUA_GCCOLLECT, 0);
+  full_collection(L);
   ++pacing.collections;
   pacing.uncounted = 0;
   pacing.low = paced_bytes();
@@ -313,6 +316,45 @@ void add_memory_functions(lua_State* L, int library) {
   set_bindings(L, functions);
   lua_pop(L, 1);
   extend_type(L, TensorBox::kTypeName, methods, nullptr);
+}
+
+void count_released_holds(int64_t n) {
+  released_holds += n;
+}
+
+void full_collection(lua_State* L) {
+  // one more round per level of nesting (a ResNet of Lua blocks: three or four)
+  constexpr int kMostRounds = 64;
+  for (int round = 0; round < kMostRounds; ++round) {
+    const int64_t before = released_holds;
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    if (released_holds == before) break;
+  }
+}
+
+namespace {
+
+// collectgarbage(opt, ...): 'collect' (the default) is a full_collection; every other option is
+// Lua's own (the upvalue).
+int l_collectgarbage(lua_State* L) {
+  const char* option = luaL_optstring(L, 1, "collect");
+  if (std::strcmp(option, "collect") == 0) {
+    full_collection(L);
+    lua_pushinteger(L, 0);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+}  // namespace
+
+void install_full_collection(lua_State* L) {
+  lua_getglobal(L, "collectgarbage");
+  lua_pushcclosure(L, l_collectgarbage, 1);
+  lua_setglobal(L, "collectgarbage");
 }
 
 PacingStats pacing_stats() {

@@ -56,6 +56,16 @@ class TensorScope {
 // torch.scope, torch.memory_stats and the tensor methods free and keep are added to 'torch' by
 // add_memory_functions (runtime/libraries.hpp).
 
+// A full collection, run again while the last one let go of objects C++ had held (freeing a
+// Lua-defined module releases its children's objects, nn/lua_module.hpp): Lua's collectgarbage()
+// (install_full_collection) and pacing free a nest of modules at once, as PyTorch's
+// reference counting would.
+void full_collection(lua_State* L);
+// What a sweep during a collection reports: n objects C++ no longer holds may go in the next.
+void count_released_holds(int64_t n);
+// Makes the global collectgarbage() and collectgarbage('collect') a full_collection.
+void install_full_collection(lua_State* L);
+
 struct PacingStats {
   int64_t collections = 0;      // full collections the pacing ran in this thread
   int64_t growth_bytes = 0;     // CPU tensor memory above its low point since the last one
