@@ -1133,12 +1133,12 @@ LUA
           d = $c["validation.loss"] - want; if (d > 1e-6 || d < -1e-6) { print "trial " $c["trial"] ": " $c["validation.loss"] " != " want; bad = 1 } }
         END { exit bad }' || fail "metrics are not the objective in $1"
     }
-    expect 0 "search objective: random over 2 hyperparameters, 6 trials planned, 2 at once (1 thread each)" \
+    expect 0 "search objective: random over 2 hyperparameters, 4 trials planned, 2 at once (1 thread each)" \
       "finished rung 0: validation.loss" "search file: " "show it: engine report" -- \
       search "$FIX/search_random.lua" --out "$WORK/random" --seed 3
     file=$(ls "$WORK"/random/search/objective/*.h5)
     h5dump -a /status "$file" | grep -q '"completed"' || fail "the random search did not complete"
-    [ "$(h5dump -n "$file" | grep -c 'group      /trials/[0-9]*$')" = 6 ] || fail "not 6 trials in $file"
+    [ "$(h5dump -n "$file" | grep -c 'group      /trials/[0-9]*$')" = 4 ] || fail "not 4 trials in $file"
     objective_ok "$file"
     csv=$("$ENGINE" report "$file" --format csv)
     best=$(printf '%s\n' "$csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["validation.loss"] }' | sort -g | head -1)
@@ -1152,34 +1152,35 @@ LUA
     expect 2 "searcher.metric 'validation.acuracy' is not a metric misspelt.lua logs (it logs validation.loss, validation.accuracy); no trial was started" -- \
       search misspelt.lua --out "$WORK/misspelt"
     [ ! -d "$WORK/misspelt/search" ] || fail "a search file was written for a refused search"
-    # grid: 4 x values times 3 depths
-    expect 0 "grid over 2 hyperparameters, 12 trials planned" -- search "$FIX/search_grid.lua" --out "$WORK/grid"
+    # grid: 2 x values times 2 depths
+    expect 0 "grid over 2 hyperparameters, 4 trials planned" -- search "$FIX/search_grid.lua" --out "$WORK/grid"
     grid=$(ls "$WORK"/grid/search/objective/*.h5)
     # two searches of one name (random, grid) in one folder: a leaderboard each, never merged
     mkdir -p "$WORK/both" && cp "$file" "$WORK/both/random.h5" && cp "$grid" "$WORK/both/grid.h5"
     out=$("$ENGINE" report "$WORK/both")
     [ "$(printf '%s\n' "$out" | grep -c '^search objective (')" = 2 ] || fail "two searches merged: $out"
-    printf '%s\n' "$out" | grep -q "^search objective (random): 6 trials.*($WORK/both/random.h5)" ||
+    printf '%s\n' "$out" | grep -q "^search objective (random): 4 trials.*($WORK/both/random.h5)" ||
       fail "the random search's leaderboard: $out"
-    [ "$("$ENGINE" report "$grid" --format csv | grep -c ',completed,')" = 12 ] || fail "not 12 completed grid trials"
+    [ "$("$ENGINE" report "$grid" --format csv | grep -c ',completed,')" = 4 ] || fail "not 4 completed grid trials"
     objective_ok "$grid"
     # asha: weak trials stop at a low rung, the best go on to 4 epochs
-    expect 0 "asha over 2 hyperparameters, 8 trials planned" "promoted to rung 1" -- \
+    expect 0 "asha over 2 hyperparameters, 4 trials planned" "promoted to rung 1" -- \
       search "$FIX/search_asha.lua" --out "$WORK/asha" --seed 1
     asha=$(ls "$WORK"/asha/search/objective/*.h5)
     out=$("$ENGINE" report "$asha" --format csv)
     stopped=$(printf '%s\n' "$out" | grep -c ',stopped,'); done=$(printf '%s\n' "$out" | grep -c ',completed,')
-    [ "$stopped" -ge 4 ] && [ "$done" -ge 1 ] || fail "asha stopped $stopped and completed $done trials: $out"
+    [ "$stopped" -ge 2 ] && [ "$done" -ge 1 ] || fail "asha stopped $stopped and completed $done trials: $out"
     expect 0 "stopped early at rung 0" -- "$ENGINE" report "$asha"
     objective_ok "$asha"
     # a trial that fails is restarted once, then recorded with its reason; the search goes on
+    # (seed 3 draws x = 0.22, 1.39, 0.97, 0.62: trials 1 and 2 fail)
     expect 0 "synthetic failure" "restart 1 of 1" -- search "$FIX/search_random.lua" --out "$WORK/failing" \
-      --seed 3 --set fail_above=0
+      --seed 3 --set fail_above=0.8
     failing=$(ls "$WORK"/failing/search/objective/*.h5)
     out=$("$ENGINE" report "$failing" --format csv)
     printf '%s\n' "$out" | grep ',failed,' | grep -q 'synthetic failure' || fail "no failed trial with its reason: $out"
     printf '%s\n' "$out" | grep -q ',completed,' || fail "the search did not go on past the failures: $out"
-    expect 6 "every trial of the search failed (6); trial 0: " "synthetic failure" -- \
+    expect 6 "every trial of the search failed (4); trial 0: " "synthetic failure" -- \
       search "$FIX/search_random.lua" --out "$WORK/all_failing" --seed 3 --set fail_above=-5
     # --trial_timeout: a trial that never ends is asked to stop at the limit, killed when it
     # does not, and fails "timed out" (not restarted); the search ends (issue 40, item 9)
@@ -1204,16 +1205,16 @@ LUA
       ! printf '%s\n' "$out" | grep -q "^trial $t started" || fail "trial $t ran again after the resume: $out"
     done
     h5dump -a /status "$killed" | grep -q '"completed"' || fail "the resumed search did not complete"
-    [ "$(h5dump -n "$killed" | grep -c 'group      /trials/[0-9]*$')" = 8 ] || fail "not 8 trials after the resume"
+    [ "$(h5dump -n "$killed" | grep -c 'group      /trials/[0-9]*$')" = 4 ] || fail "not 4 trials after the resume"
     h5dump -a /resumes "$killed" | grep -q '(0): 1' || fail "the resume is not recorded"
     # shards of a job array: Slurm's variables, then a Kubernetes indexed Job's; one leaderboard
     SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=2 SLURM_ARRAY_TASK_COUNT=2 \
       expect 0 "shard 1 of 2 (from SLURM_ARRAY_TASK_ID)" -- search "$FIX/search_random.lua" --out "$WORK/shards" --seed 3
     JOB_COMPLETION_INDEX=0 expect 0 "shard 0 of 2 (from JOB_COMPLETION_INDEX)" -- \
       search "$FIX/search_random.lua" --out "$WORK/shards" --seed 3 --shards 2
-    expect 0 "6 trials (6 completed) in 2 files" -- "$ENGINE" report "$WORK/shards"
+    expect 0 "4 trials (4 completed) in 2 files" -- "$ENGINE" report "$WORK/shards"
     merged=$("$ENGINE" report "$WORK/shards" --format csv | awk -F, 'NR > 1 { print $3 }' | sort -n | tr '\n' ' ')
-    [ "$merged" = "0 1 2 3 4 5 " ] || fail "the shards ran trials $merged, not 0 to 5 once each"
+    [ "$merged" = "0 1 2 3 " ] || fail "the shards ran trials $merged, not 0 to 3 once each"
     JOB_COMPLETION_INDEX=0 expect 2 "give the Job's completions with --shards N" -- \
       "$ENGINE" search "$FIX/search_random.lua"
     # Ctrl-C: the trials checkpoint, the search exits 130 as interrupted, --resume finishes it
@@ -1229,7 +1230,7 @@ LUA
       fail "no trial marked interrupted: $("$ENGINE" report "$interrupted" --format csv)"
     h5dump -a /status "$interrupted" | grep -q '"interrupted"' || fail "status is not interrupted"
     grep -qF "engine search --resume $interrupted" ctrlc.txt || fail "no resume hint: $(cat ctrlc.txt)"
-    expect 0 "8 trials" -- "$ENGINE" search --resume "$interrupted" --threads 2
+    expect 0 "4 trials" -- "$ENGINE" search --resume "$interrupted" --threads 2
     h5dump -a /status "$interrupted" | grep -q '"completed"' || fail "the resumed search did not complete"
     # bad input
     expect 2 "hyperparameter 'net.depth' is a search space (search.int(1, 3)): engine search runs this script" -- \
