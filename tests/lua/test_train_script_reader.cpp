@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "engine/core/errors.hpp"
 #include "engine/lua/runtime/runtime.hpp"
@@ -28,6 +29,28 @@ std::string script_with_trainer(const std::string& options) {
                          "  trainer = "
                       << options << ",\n}\n";
   return path;
+}
+
+// The script of script_with_trainer("{}") with one field set again: `spec.<field> = <value>`.
+std::string script_with_field(const std::string& field, const std::string& value) {
+  const std::string base = script_with_trainer("{}");
+  std::ifstream in(base);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto table = text.find("return {");
+  text.replace(table, 6, "local spec =");
+  const std::string path = test::scratch_dir("spec-reader") + "/field_" + field + ".lua";
+  std::ofstream(path) << text << "spec." << field << " = " << value << "\nreturn spec\n";
+  return path;
+}
+
+// What engine train reads of a script before its first step.
+void read_script(const std::string& path) {
+  lua::Runtime runtime;
+  lua::TrainScript script(runtime, path);
+  script.name();
+  script.description();
+  script.seed();
+  script.build(torch::kCPU, 1);
 }
 
 train::TrainerOptions read_options(const std::string& options) {
@@ -71,4 +94,36 @@ TEST_CASE("bad loss_scale values name the script and the field") {
   CHECK_THROWS_WITH_AS(read_options("{precision = 'half'}"),
                        doctest::Contains("precision must be 'float32', 'bfloat16' or 'float16'"),
                        core::UsageError);
+}
+
+// The catalogue of bad input runs two of these through engine train (exit code 3, the message
+// on stderr: tests/bad_input/run.sh); the rest are read here, without a process each.
+TEST_CASE("a field of the wrong type names the script and the field") {
+  struct Case {
+    const char* field;
+    const char* value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"name", "3", "field_name.lua: 'name' must be a string (got number)"},
+      {"description", "{}", "field_description.lua: 'description' must be a string (got table)"},
+      {"loss", "'nll'", "field_loss.lua: 'loss'"},
+      {"scheduler", "5", "field_scheduler.lua: 'scheduler'"},
+      {"metrics", "'accuracy'",
+       "field_metrics.lua: 'metrics' must be a list of names such as {'accuracy'} (got string)"},
+      {"train_batch", "1", "field_train_batch.lua: 'train_batch' must be a function"},
+      {"evaluate_batch", "'x'", "field_evaluate_batch.lua: 'evaluate_batch' must be a function"},
+      {"callbacks", "2", "field_callbacks.lua: 'callbacks' must be a table"},
+      {"trainer", "7",
+       "field_trainer.lua: 'trainer' must be a table of options or a function returning one (got "
+       "number)"},
+      {"seed", "'one'", "field_seed.lua: 'seed' must be a non-negative number"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.field);
+    CHECK_THROWS_WITH_AS(read_script(script_with_field(c.field, c.value)),
+                         doctest::Contains(c.message), core::ScriptError);
+  }
+  CHECK_THROWS_WITH_AS(read_script(script_with_field("trainer", "{['log(every'] = 2}")),
+                       doctest::Contains("trainer: unknown option 'log(every'"), core::ScriptError);
 }
