@@ -30,7 +30,7 @@ failed=0
 detected=0
 # damage KIND FILE COMMAND...: the command, with DAMAGED replaced by a copy of FILE with one
 # byte changed, for each of a spread of places (every 512th byte of the first 2 KiB, where HDF5
-# keeps the superblock and the root's headers, and 4 places over the rest: the data, whose
+# keeps the superblock and the root's headers, and 2 places over the rest: the data, whose
 # damage the readers' checks of sizes and types see the same way wherever it is). The bytes
 # known to crash or hang HDF5 are read by damage_at below, each by name.
 damage() {
@@ -39,7 +39,7 @@ damage() {
   size=$(stat -c %s "$file")
   local offsets=()
   for ((offset = 0; offset < 2048 && offset < size; offset += 512)); do offsets+=("$offset"); done
-  step=$(( (size - 2048) / 4 ))
+  step=$(( (size - 2048) / 2 ))
   if [ "$step" -gt 0 ]; then
     for ((offset = 2048 + step / 2; offset < size; offset += step)); do offsets+=("$offset"); done
   fi
@@ -92,7 +92,7 @@ damage_at() {
 # with h5py; before the guard (core/damaged_file_guard.hpp) engine report died by the signal or
 # never ended. A loop is taken for damage after ENGINE_READ_TIMEOUT seconds (a read of these
 # small files takes milliseconds; a slow one taken for damage would still pass, named).
-export ENGINE_READ_TIMEOUT=2
+export ENGINE_READ_TIMEOUT=1
 XOR=255 damage_at run_crash "$REPO/tests/fuzz/base/run.h5" "935 965 1045" "$ENGINE" report DAMAGED
 XOR=255 damage_at bench_crash "$REPO/tests/fuzz/base/bench.h5" "947 957" "$ENGINE" report DAMAGED
 XOR=255 damage_at search_crash "$REPO/tests/fuzz/base/search.h5" "935 965" "$ENGINE" report DAMAGED
