@@ -277,13 +277,14 @@ if selected fs.disk_full_predict; then
 fi
 bad fs.disk_full_predict 5 "$full" "nothing was written there" -- disk_full disk_full_predict
 # a quota used up while the run writes its rows (QUOTA_SHIM: allocation fails with EDQUOT from
-# its 6th call on, bad_input/quota_shim.c; CTest sets it): the same path as a full disk
+# its 4th call on, bad_input/quota_shim.c; CTest sets it): the same path as
+# a full disk
 if selected fs.disk_quota && [ -z "${QUOTA_SHIM:-}" ]; then
   echo "fs.disk_quota: not run (QUOTA_SHIM is not set; CTest sets it)"
 elif selected fs.disk_quota && ldd "$ENGINE" | grep -q libasan; then
   echo "fs.disk_quota: not run (an AddressSanitizer build takes no LD_PRELOAD before its runtime)"
 elif selected fs.disk_quota; then
-  bad fs.disk_quota 5 "Disk quota exceeded" -- timeout 120 env LD_PRELOAD="$QUOTA_SHIM" QUOTA_SHIM_AFTER=6 \
+  bad fs.disk_quota 5 "Disk quota exceeded" -- timeout 120 env LD_PRELOAD="$QUOTA_SHIM" QUOTA_SHIM_AFTER=4 \
     "$ENGINE" train "$WORK/disk_rows.lua" --set root="$WORK/tiny" -q --out "$WORK/quota"
   run=$(ls "$WORK"/quota/base/*.h5 2>/dev/null)
   status_says fs.disk_quota "$run" "Disk quota exceeded"
