@@ -20,24 +20,6 @@ const char kObjectsKey = 0;  // registry key (its address) of the objects, weak,
 const char kPinsKey = 0;     // registry key of the pinned objects, by module
 const char kSweeperType[] = "LuaModulePinSweeper";
 
-// Pushes the registry's table at key, made on first use (weak-valued when weak).
-void push_registry_table(lua_State* L, const char* key, bool weak) {
-  lua_pushlightuserdata(L, const_cast<char*>(key));
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (lua_istable(L, -1)) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  if (weak) {
-    lua_newtable(L);
-    lua_pushliteral(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-  }
-  lua_pushlightuserdata(L, const_cast<char*>(key));
-  lua_pushvalue(L, -2);
-  lua_rawset(L, LUA_REGISTRYINDEX);
-}
-
 // A garbage userdata whose finalizer sweeps the pins and makes the next one: one sweep after
 // every collection, until the state closes.
 void push_sweeper(lua_State* L);
@@ -79,7 +61,7 @@ nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn
 LuaModuleImpl::LuaModuleImpl(lua_State* L, int object_index, std::string class_name)
     : torch::nn::Module(class_name), L_(L), class_name_(std::move(class_name)) {
   object_index = absolute_index(L, object_index);
-  push_registry_table(L, &kObjectsKey, /*weak=*/true);
+  push_registry_table(L, &kObjectsKey, "v");
   lua_pushlightuserdata(L, this);
   lua_pushvalue(L, object_index);
   lua_rawset(L, -3);
@@ -89,7 +71,7 @@ LuaModuleImpl::LuaModuleImpl(lua_State* L, int object_index, std::string class_n
 
 void LuaModuleImpl::pin(lua_State* L) {
   if (pinned_) return;
-  push_registry_table(L, &kPinsKey, /*weak=*/false);
+  push_registry_table(L, &kPinsKey, nullptr);
   lua_pushlightuserdata(L, this);
   push_object(L);
   lua_rawset(L, -3);
@@ -100,7 +82,7 @@ void LuaModuleImpl::pin(lua_State* L) {
 void sweep_pins(lua_State* L) {
   StackGuard guard(L);
   int64_t unpinned = 0;
-  push_registry_table(L, &kPinsKey, /*weak=*/false);
+  push_registry_table(L, &kPinsKey, nullptr);
   const int pins = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, pins) != 0) {
@@ -142,7 +124,7 @@ void start_pin_sweeps(lua_State* L) {
 }
 
 void LuaModuleImpl::push_object(lua_State* L) const {
-  push_registry_table(L, &kObjectsKey, /*weak=*/true);
+  push_registry_table(L, &kObjectsKey, "v");
   lua_pushlightuserdata(L, const_cast<LuaModuleImpl*>(this));
   lua_rawget(L, -2);
   lua_remove(L, -2);

@@ -14,18 +14,7 @@ const char kParameterMarks = 0;  // its address is the registry key of the marks
 }  // namespace
 
 void push_parameter_marks(lua_State* L) {
-  lua_pushlightuserdata(L, const_cast<char*>(&kParameterMarks));
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  if (lua_istable(L, -1)) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_newtable(L);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushlightuserdata(L, const_cast<char*>(&kParameterMarks));
-  lua_pushvalue(L, -2);
-  lua_rawset(L, LUA_REGISTRYINDEX);
+  push_registry_table(L, &kParameterMarks, "k");
 }
 
 void push_parameter(lua_State* L, const torch::Tensor& parameter) {

@@ -169,6 +169,23 @@ Runtime* owner_of(lua_State* L) noexcept {
 
 }  // namespace
 
+void push_registry_table(lua_State* L, const void* key, const char* mode) {
+  lua_pushlightuserdata(L, const_cast<void*>(key));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_istable(L, -1)) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  if (mode) {
+    lua_newtable(L);
+    lua_pushstring(L, mode);
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+  }
+  lua_pushlightuserdata(L, const_cast<void*>(key));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
 bool Runtime::closing(lua_State* L) noexcept {
   const Runtime* runtime = owner_of(L);
   return !runtime || runtime->closing_;

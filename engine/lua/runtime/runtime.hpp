@@ -98,6 +98,10 @@ class StackGuard {
   int top_;
 };
 
+// Pushes the registry's table at key (an address of the caller's), made on first use; mode is
+// its __mode ("k", "v") or nullptr for a table that holds its entries strongly.
+void push_registry_table(lua_State* L, const void* key, const char* mode);
+
 inline int absolute_index(lua_State* L, int index) {
   return (index > 0 || index <= LUA_REGISTRYINDEX) ? index : lua_gettop(L) + index + 1;
 }
