@@ -91,14 +91,16 @@ void sweep_pins(lua_State* L) {
     lua_pushliteral(L, "__cpp");
     lua_rawget(L, -2);
     auto* box = test_tagged<ModuleBox>(L, -1);
-    LuaModuleImpl* module = nullptr;
-    if (box && box->tag == ModuleBox::kTypeName) {
-      module = dynamic_cast<LuaModuleImpl*>(box->object.any.ptr().get());
-    }
+    LuaModuleImpl* module =
+        box && box->tag == ModuleBox::kTypeName ? lua_module_in(box->object.any) : nullptr;
     // weak_from_this counts the shared owners: the box alone, or more
-    if (!module || module->weak_from_this().use_count() <= 1) {
-      if (module) module->pinned_ = false;
-      ++unpinned;
+    const bool held = module && module->weak_from_this().use_count() > 1;
+    if (held) module->held_ = true;
+    if (!held) {
+      // a hold C++ let go of (a freed parent's or container's, the trainer's) frees something
+      // the next collection can reach; a pin made by a call from Lua alone does not
+      if (!module || module->held_) ++unpinned;
+      if (module) module->pinned_ = module->held_ = false;
       lua_pushvalue(L, -3);
       lua_pushnil(L);
       lua_rawset(L, pins);  // clearing the current field is allowed during lua_next
@@ -108,9 +110,15 @@ void sweep_pins(lua_State* L) {
   count_released_holds(unpinned);
 }
 
+LuaModuleImpl* lua_module_in(torch::nn::AnyModule& any) {
+  // AnyModule's type, not a dynamic_cast of a copied shared_ptr: test_module asks on every call
+  return !any.is_empty() && any.type_info() == typeid(LuaModuleImpl) ? &any.get<LuaModuleImpl>()
+                                                                     : nullptr;
+}
+
 int module_box_gc(lua_State* L) {
   auto* box = test_tagged<ModuleBox>(L, 1);
-  const bool parent = box && box->tag == ModuleBox::kTypeName && box->object.any.ptr() &&
+  const bool parent = box && box->tag == ModuleBox::kTypeName && !box->object.any.is_empty() &&
                       !box->object.any.ptr()->children().empty();
   gc_userdata<ModuleBox>(L);
   // what held only through this module is let go now, not a collection later
@@ -119,6 +127,7 @@ int module_box_gc(lua_State* L) {
 }
 
 void start_pin_sweeps(lua_State* L) {
+  set_collection_sweep(sweep_pins);
   push_sweeper(L);
   lua_pop(L, 1);
 }

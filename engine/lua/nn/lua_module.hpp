@@ -6,13 +6,15 @@
 // collector frees the two once no script reaches the object and nothing in C++ holds the module
 // (a strong registry reference, as before, kept every model a state ever built). C++ takes the
 // module only from its box, found by test_module, which pins the object (a strong reference);
-// after each collection, and after a module box with children is freed, a sweep unpins the
-// objects whose module only their box still holds (a parent's, a C++ container's or the
-// trainer's hold keeps it pinned). collectgarbage() repeats collections while sweeps unpin
-// (runtime/tensor_memory.hpp, full_collection), so that a dropped model is freed at once.
+// before and after each collection, and after a module box with children is freed, a sweep
+// unpins the objects whose module only their box still holds (a parent's, a C++ container's or
+// the trainer's hold keeps it pinned). collectgarbage() repeats collections while sweeps let go
+// of holds C++ had (runtime/tensor_memory.hpp, full_collection), so that a dropped model is
+// freed at once.
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
 
 #include <functional>
 #include <map>
@@ -62,12 +64,15 @@ class LuaModuleImpl : public torch::nn::Module {
   lua_State* L_;
   std::string class_name_;
   bool pinned_ = false;
+  bool held_ = false;  // something besides its box held it when a sweep last looked
 };
 
 // Starts the sweep that runs after every collection of L (once per Lua state, by nn.core).
 void start_pin_sweeps(lua_State* L);
 // The sweep: unpins the objects whose module only their box holds.
 void sweep_pins(lua_State* L);
+// The Lua-defined module an AnyModule holds, or nullptr.
+LuaModuleImpl* lua_module_in(torch::nn::AnyModule& any);
 // The finalizer of module boxes (nn.core's Module type): a module with children sweeps after it
 // lets go of them, so that a nest of modules is freed one level per collection.
 int module_box_gc(lua_State* L);

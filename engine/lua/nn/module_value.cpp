@@ -45,9 +45,7 @@ ModuleBox* test_module(lua_State* L, int index) {
   }
   // C++ may keep what it takes from here: the object must live while it does
   if (box) {
-    if (auto* lua_defined = dynamic_cast<LuaModuleImpl*>(box->any.ptr().get())) {
-      lua_defined->pin(L);
-    }
+    if (auto* lua_defined = lua_module_in(box->any)) lua_defined->pin(L);
   }
   return box;
 }

@@ -70,7 +70,8 @@ struct Pacing {
   int64_t deferred_bytes = 0;            // the CPU memory that destroying them gives back
 };
 thread_local Pacing pacing;
-thread_local int64_t released_holds = 0;  // count_released_holds's sum
+thread_local int64_t released_holds = 0;         // count_released_holds's sum
+void (*collection_sweep)(lua_State*) = nullptr;  // set_collection_sweep's
 
 int64_t tensor_bytes(const torch::Tensor& t) {
   return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
@@ -322,7 +323,12 @@ void count_released_holds(int64_t n) {
   released_holds += n;
 }
 
+void set_collection_sweep(void (*sweep)(lua_State* L)) {
+  collection_sweep = sweep;
+}
+
 void full_collection(lua_State* L) {
+  if (collection_sweep) collection_sweep(L);
   // one more round per level of nesting (a ResNet of Lua blocks: three or four)
   constexpr int kMostRounds = 64;
   for (int round = 0; round < kMostRounds; ++round) {

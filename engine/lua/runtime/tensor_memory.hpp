@@ -63,6 +63,9 @@ class TensorScope {
 void full_collection(lua_State* L);
 // What a sweep during a collection reports: n objects C++ no longer holds may go in the next.
 void count_released_holds(int64_t n);
+// The sweep full_collection runs before it collects (nn.core's, nn/lua_module.hpp): what it lets
+// go needs no collection of its own to be seen.
+void set_collection_sweep(void (*sweep)(lua_State* L));
 // Makes the global collectgarbage() and collectgarbage('collect') a full_collection.
 void install_full_collection(lua_State* L);
 
