@@ -7,7 +7,9 @@
 #include "engine/bench/trace_recorder.hpp"
 #include "engine/core/device_memory.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
@@ -39,6 +41,19 @@ void check_options(const PointOptions& o) {
     throw core::UsageError("the model's input shape is not known");
   }
   for (int64_t d : o.input_shape) positive(d, "every input dimension");
+  if (o.batches > core::kMaxCount || o.warmup_batches > core::kMaxCount) {
+    throw core::UsageError("--num_batches and --num_warmup_batches must be at most 2^53 (" +
+                           std::to_string(core::kMaxCount) + "), the most a run counts");
+  }
+  // a batch's values: a product that must not wrap around (libtorch would call it a bug)
+  std::optional<int64_t> values = o.batch_size;
+  for (int64_t d : o.input_shape) values = values ? core::count_product(*values, d) : values;
+  if (!values) {
+    throw core::UsageError("--batch_size " + std::to_string(o.batch_size) + ": a batch of " +
+                           std::to_string(o.batch_size) + " samples of shape " +
+                           core::shape_string(o.input_shape) +
+                           " is more values than a tensor can hold");
+  }
   if (o.example_batch && o.data.real && o.phase != Phase::kDataIngestion) {
     throw core::UsageError(
         "--data real reads one input per sample; this model's batches (its example_input) are "

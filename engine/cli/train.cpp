@@ -14,10 +14,12 @@
 #include "engine/core/format.hpp"
 #include "engine/core/interrupt.hpp"
 #include "engine/core/log.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/nn/describe.hpp"
+#include "engine/train/run_length.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace engine::cli {
@@ -124,14 +126,19 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
     request.runs_root = flags["out"].as<std::string>();
     request.checkpoint_flag = "--resume";
   }
-  if (flags.count("epochs")) {
-    request.epochs = flags["epochs"].as<int64_t>();
-    if (*request.epochs < 1) throw core::UsageError("--epochs must be >= 1");
-  }
-  if (flags.count("steps")) {
-    request.steps = flags["steps"].as<int64_t>();
-    if (*request.steps < 1) throw core::UsageError("--steps must be >= 1");
-  }
+  // a run length: from 1 to the most a run counts (a longer one would wrap around to none)
+  auto run_length = [&](const std::string& flag, std::optional<int64_t>& into) {
+    if (!flags.count(flag)) return;
+    const int64_t value = flags[flag].as<int64_t>();
+    if (value < 1) throw core::UsageError("--" + flag + " must be >= 1");
+    if (value > core::kMaxCount) {
+      throw core::UsageError("--" + flag + " " + std::to_string(value) + ": at most 2^53 (" +
+                             std::to_string(core::kMaxCount) + "), the most a run counts");
+    }
+    into = value;
+  };
+  run_length("epochs", request.epochs);
+  run_length("steps", request.steps);
   return request;
 }
 
@@ -251,6 +258,7 @@ int train_command(const std::vector<std::string>& args) {
   const auto group = join_group(world, request, (*flags)["threads"].as<int>());
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());
   describe_run(context);
+  train::planned_steps(context.spec());  // a length beyond what a run counts: refused here
 
   // the run file's path is reserved and locked here; nothing is written to it until the
   // checkpoint has been loaded and checked into the model, optimizer, schedule and data position

@@ -25,6 +25,15 @@ std::optional<double> parse_number(const std::string& s) {
   return v;
 }
 
+// Why a numeric field cannot be a value: `parsed` is what parse_number made of it. An infinity
+// or a NaN parses (strtod takes inf, Infinity, nan(...) in any case) but would train into a NaN
+// loss, or pass for a missing value that missing = 'error' should have stopped.
+std::string not_a_value(const std::string& field, const std::optional<double>& parsed) {
+  if (!parsed) return "'" + field + "' is not a number (or beyond float32's range)";
+  return "'" + field + "' is not a finite number (a missing value is one of data.csv's na " +
+         "markers: 'NaN', 'NA', '' and others)";
+}
+
 // A standardised value as float32; beyond its range (a column whose training values hardly
 // vary) it is the largest float32 of its sign, where a plain cast would be undefined.
 float to_float32(double v) {
@@ -177,12 +186,11 @@ std::optional<ParsedRow> parse_row(const CsvOptions& o, Table& table, const CsvR
       if (!incomplete) why = "column '" + stats.numeric[j].name + "' is missing";
       incomplete = true;
       p.numeric.push_back(std::nan(""));
-    } else if (auto v = parse_number(f)) {
+    } else if (auto v = parse_number(f); v && std::isfinite(*v)) {
       p.numeric.push_back(*v);
     } else {
       bad = true;
-      why = "column '" + stats.numeric[j].name + "': '" + f +
-            "' is not a number (or beyond float32's range)";
+      why = "column '" + stats.numeric[j].name + "': " + not_a_value(f, v);
     }
   }
   for (size_t j = 0; j < cols.categorical.size() && !bad; ++j) {
@@ -205,10 +213,9 @@ std::optional<ParsedRow> parse_row(const CsvOptions& o, Table& table, const CsvR
       why = "the target '" + stats.target + "' is missing";
     } else if (!stats.class_target) {
       auto v = parse_number(f);
-      if (!v) {
+      if (!v || !std::isfinite(*v)) {
         bad = true;
-        why = "the target '" + stats.target + "': '" + f +
-              "' is not a number (or beyond float32's range)";
+        why = "the target '" + stats.target + "': " + not_a_value(f, v);
       } else {
         p.target_value = *v;
       }

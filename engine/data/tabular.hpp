@@ -42,7 +42,9 @@ struct CsvOptions {
   bool class_target = true;
   // kFill: numeric -> the training mean, categorical -> out of vocabulary; kSkip: drop the row
   MissingValues missing = MissingValues::kError;
-  std::vector<std::string> na = {"", "NA", "N/A", "NaN", "nan", "null", "NULL", "?"};
+  // pandas' usual markers; any other spelling of a NaN or an infinity is refused (tabular.cpp)
+  std::vector<std::string> na = {"",    "NA",  "N/A",  "n/a",  "#N/A", "<NA>", "NaN",
+                                 "nan", "NAN", "-NaN", "-nan", "null", "NULL", "?"};
   bool skip_bad = false;                      // log and drop malformed rows instead of stopping
   std::shared_ptr<const TabularStats> stats;  // the training split's; computed here when null
 };

@@ -18,6 +18,7 @@
 #include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/nn/parameter_slots.hpp"
@@ -26,7 +27,9 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/data_parallel.hpp"
 #include "engine/train/evaluator.hpp"
+#include "engine/train/nonfinite_input.hpp"
 #include "engine/train/optimizer_state_key.hpp"
+#include "engine/train/run_length.hpp"
 #include "engine/train/scheduler.hpp"
 #include "engine/train/sgd.hpp"
 
@@ -147,8 +150,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
   steps_per_epoch_ = (batches_per_epoch_ + k - 1) / k;
-  const auto& o = spec_.options;
-  total_steps_ = o.steps > 0 ? o.steps : o.epochs * steps_per_epoch_;
+  total_steps_ = planned_steps(spec_);
   epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
 }
 
@@ -262,7 +264,13 @@ bool Trainer::check_loss(const torch::Tensor& loss) {
         finite
             ? "the loss is not finite on another rank (with SyncBatchNorm the ranks skip together)"
             : "the loss is " + core::number_string(value);
+    auto data_note = [&]() -> std::string {
+      if (!batch_in_step_) return "";
+      return nonfinite_input_note(*batch_in_step_, spec_.train_data->source().describe());
+    };
     if (spec_.options.on_nan == NanPolicy::kError) {
+      const std::string note = data_note();
+      if (!note.empty()) throw core::TrainingError(what + " " + where + note);
       throw core::TrainingError(what + " " + where +
                                 "; lower the learning rate, clip gradients (clip_grad_norm) "
                                 "or set on_nan = 'skip' to leave such batches out");
@@ -270,7 +278,7 @@ bool Trainer::check_loss(const torch::Tensor& loss) {
     ++state_.epoch_nan_skipped;
     batch_nan_ = true;
     if (state_.epoch_nan_skipped <= kNanWarnings)
-      core::log::warn("{} {}: batch skipped", what, where);
+      core::log::warn("{} {}{}: batch skipped", what, where, data_note());
     // the other ranks' all-reduce waits for this one: it takes part, adding nothing
     if (parallel_ && synchronise_backward()) parallel_->backward_nothing();
     return false;
@@ -348,6 +356,12 @@ void Trainer::stop(const std::string& reason) {
 
 BatchResult Trainer::optimize_batch(const data::Batch& batch) {
   core::Activity activity("the forward pass and loss of step", state_.step + 1);
+  // what check_loss looks into when the loss is not finite; gone once the batch is
+  batch_in_step_ = &batch;
+  struct Forget {
+    const data::Batch*& at;
+    ~Forget() { at = nullptr; }
+  } forget{batch_in_step_};
   if (spec_.options.cuda_graphs) {
     if (auto replayed = graphed_batch(batch)) return *replayed;
     // the last replay left its gradients in place (the graph's own memory): an eager backward

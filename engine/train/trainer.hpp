@@ -131,6 +131,7 @@ class Trainer : public StepContext {
   bool synchronise_backward() const;
   // Reads the loss and acts on a non-finite one as on_nan says; false: the batch is skipped.
   bool check_loss(const torch::Tensor& loss);
+  const data::Batch* batch_in_step_ = nullptr;  // the batch optimize_batch is on, for check_loss
   void emit(const MetricRow& row);
   void log_train_window();
   // Reads the pending batches' values in one copy into the window and epoch averages; a

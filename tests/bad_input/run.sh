@@ -49,6 +49,9 @@ bad() {
   fi
 }
 
+# selected CASE: whether CASE is one of those to run
+selected() { [ -z "$ONLY" ] || [ "${1#"$ONLY"}" != "$1" ]; }
+
 # failed_run_file CASE DIR FRAGMENT: the newest run file under DIR says status failed, and why
 failed_run_file() {
   if [ -n "$ONLY" ] && [ "${1#"$ONLY"}" = "$1" ]; then return; fi
@@ -109,6 +112,14 @@ bad script.trainer_number 3 "field_trainer.lua: 'trainer' must be a table of opt
 # the other fields' wrong types (description, loss, scheduler, metrics, train_batch,
 # evaluate_batch, callbacks, seed, a trainer key with symbols) are read without a process each:
 # tests/lua/test_train_script_reader.cpp
+# run lengths past 2^53 steps (the most a run counts): refused where they enter, never wrapped
+# around into a run of 0 steps that exits 0
+bad script.epochs_overflow 3 "field_trainer_long.lua:2: trainer epochs must be at most 2^53 (9007199254740992), got 1000000000000000000" -- train "$(field trainer_long trainer 'function(hp) return {epochs = 1e18} end')"
+bad script.epochs_times_steps 2 "trainer epochs 4503599627370496 of 4 steps each: more than 2^53 steps" -- "$ENGINE" train "$(field trainer_steps trainer 'function(hp) return {epochs = 2^52} end')" --set root="$WORK/tiny" -q --out "$WORK/too_long"
+if selected script.epochs_times_steps; then
+  [ ! -e "$WORK/too_long" ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL script.epochs_times_steps: a refused run wrote $WORK/too_long"; }
+fi
 bad script.missing 2 "script not found: $WORK/none.lua" -- "$ENGINE" train "$WORK/none.lua"
 bad script.folder 2 "not a file: $WORK" -- "$ENGINE" train "$WORK"
 
@@ -135,6 +146,8 @@ bad flags.set_no_equals 2 "--set lr: expected key=value" -- train "$S/base.lua" 
 bad flags.unknown_flag 2 "Option ‘epoch’ does not exist" -- train "$S/base.lua" --epoch 3
 bad flags.epochs_zero 2 "--epochs must be >= 1" -- train "$S/base.lua" --epochs 0
 bad flags.steps_negative 2 "--steps must be >= 1" -- train "$S/base.lua" --steps -3
+bad flags.epochs_overflow 2 "--epochs 1000000000000000000: at most 2^53 (9007199254740992)" -- train "$S/base.lua" --epochs 1000000000000000000
+bad flags.steps_overflow 2 "--steps 9223372036854775807: at most 2^53" -- train "$S/base.lua" --steps 9223372036854775807
 bad flags.device 2 "cuda" -- train "$S/base.lua" --device cuda
 bad flags.device_name 2 "tpu" -- train "$S/base.lua" --device tpu
 bad flags.allocator 2 "--allocator" "caching" -- train "$S/base.lua" --allocator jemalloc
@@ -151,6 +164,10 @@ cp -r tiny count && cp tiny/t10k-labels-idx1-ubyte count/train-labels-idx1-ubyte
 bad data.idx_count 4 "count/train-labels-idx1-ubyte: holds 50 labels" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/count" -q --out "$WORK/runs"
 cp -r tiny empty && : > empty/train-images-idx3-ubyte
 bad data.idx_empty 4 "empty/train-images-idx3-ubyte" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/empty" -q --out "$WORK/runs"
+# a NaN or an infinity in the data: named with its file and place, not trained into a NaN loss
+# that sends the user to the learning rate
+bad data.csv_infinity 4 "inf.csv:4: column 'size': 'Infinity' is not a finite number" -- "$ENGINE" train "$S/csv_infinity.lua" --set file="$WORK/inf.csv" -q --out "$WORK/runs"
+bad data.hdf5_nan 6 "the loss is nan at step 1" "sample 7 of the batch (row 6 of hdf5($WORK/nan.h5" "holds nan in its input: the data, not the training" -- "$ENGINE" train "$S/hdf5_nan.lua" --set file="$WORK/nan.h5" -q --out "$WORK/runs"
 mkdir -p missing
 bad data.folder_without_files 4 "missing" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/missing" -q --out "$WORK/runs"
 bad data.root_missing 4 "$WORK/nowhere" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/nowhere" -q --out "$WORK/runs"
@@ -269,7 +286,6 @@ status_says fs.disk_full_bench "$sweep" "$full"
 bad fs.disk_full_bench.earlier_points 0 "mlp" -- "$ENGINE" report "${sweep:-none}"
 bad fs.disk_full_search 5 "$full" -- disk_full disk_full_search
 status_says fs.disk_full_search "$(ls "$WORK"/disk_full_search/left/runs/search/objective/*.h5 2>/dev/null)" "$full"
-selected() { [ -z "$ONLY" ] || [ "${1#"$ONLY"}" != "$1" ]; }
 if selected fs.disk_full_predict; then
   "$ENGINE" train "$REPO/scripts/loans_wide_deep.lua" --set root="$WORK/loans/data" --set epochs=1 \
     -q --out "$WORK/loans/runs" >/dev/null 2>&1
@@ -298,6 +314,8 @@ fi
 # --- benchmarks
 bad bench.unknown_model 2 "resnet19" -- "$ENGINE" bench --model resnet19
 bad bench.batch_zero 2 "--batch_size" -- "$ENGINE" bench --model mlp --batch_size 0
+bad bench.batch_overflow 2 "--batch_size 9223372036854775807: a batch of 9223372036854775807 samples of shape [1, 28, 28] is more values than a tensor can hold" -- "$ENGINE" bench --model mlp --batch_size 9223372036854775807
+bad bench.batches_overflow 2 "--num_batches and --num_warmup_batches must be at most 2^53" -- "$ENGINE" bench --model mlp --num_batches 9223372036854775807
 bad bench.sweep_syntax 3 "syntax_error.lua:1:" -- "$ENGINE" bench "$S/syntax_error.lua"
 
 echo "bad input: $passed passed, $failed failed"

@@ -11,6 +11,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
+#include "engine/core/numbers.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/threads.hpp"
@@ -54,6 +55,15 @@ TEST_CASE("formatting helpers") {
   CHECK(duration_string(83) == "1m23s");
   CHECK(duration_string(7200) == "2h00m");
   CHECK(join({"a", "b", "c"}) == "a, b, c");
+}
+
+TEST_CASE("counts: a product past 2^53 is refused, never wrapped around") {
+  CHECK(count_product(3, 938) == 2814);
+  CHECK(count_product(0, kMaxCount) == 0);
+  CHECK(count_product(1, kMaxCount) == kMaxCount);
+  CHECK_FALSE(count_product(2, kMaxCount));
+  CHECK_FALSE(count_product(1000000000000000000, 938));  // wraps in int64_t
+  CHECK_FALSE(count_product(-1, 5));
 }
 
 TEST_CASE("sha256 matches the FIPS 180-2 test vector") {

@@ -218,6 +218,44 @@ TEST_CASE("CSV: bad rows and missing values name the file and line, or are skipp
   CHECK_THROWS_WITH_AS(data::CsvSource{other}, doctest::Contains("class 'c'"), core::DataError);
 }
 
+TEST_CASE("CSV: every spelling of an infinity or a NaN is refused, or missing where na says so") {
+  const auto dir = test::scratch_dir("csv-nonfinite");
+  // inferred roles: a column that is numbers but for one infinity stays numeric, and is refused
+  for (const std::string field : {"inf", "-inf", "Infinity", "-INF", "nan(1)", "NaN(0x7)"}) {
+    write_text(dir + "/x.csv", "age,label\n20,yes\n" + field + ",no\n40,no\n");
+    CHECK_THROWS_WITH_AS(
+        data::CsvSource(csv_options(dir + "/x.csv")),
+        doctest::Contains((":3: column 'age': '" + field + "' is not a finite number").c_str()),
+        core::DataError);
+    // a float target too
+    write_text(dir + "/t.csv", "age,label\n20,1.5\n30," + field + "\n");
+    auto regression = csv_options(dir + "/t.csv");
+    regression.class_target = false;
+    CHECK_THROWS_WITH_AS(
+        data::CsvSource{regression},
+        doctest::Contains(
+            (":3: the target 'label': '" + field + "' is not a finite number").c_str()),
+        core::DataError);
+  }
+  // pandas' NaN markers are missing values: missing = 'error' names them, 'fill' fills them
+  for (const std::string field : {"NaN", "nan", "NAN", "-nan", "<NA>", "#N/A"}) {
+    write_text(dir + "/m.csv", "age,label\n20,yes\n" + field + ",no\n40,no\n");
+    CHECK_THROWS_WITH_AS(data::CsvSource(csv_options(dir + "/m.csv")),
+                         doctest::Contains(":3: column 'age' is missing"), core::DataError);
+    auto fill = csv_options(dir + "/m.csv");
+    fill.missing = data::MissingValues::kFill;
+    CHECK(
+        data::CsvSource(fill).gather(torch::tensor({1}, torch::kInt64)).input[0][0].item<float>() ==
+        0);
+  }
+  // a spelling the file uses for missing values, given in na, is read as missing
+  write_text(dir + "/own.csv", "age,label\n20,yes\ninf,no\n40,no\n");
+  auto own = csv_options(dir + "/own.csv");
+  own.na = {"inf"};
+  own.missing = data::MissingValues::kSkip;
+  CHECK(data::CsvSource(own).size() == 2);
+}
+
 TEST_CASE("HDF5: rows of chunked, compressed datasets, in any order, larger files than a chunk") {
   const auto dir = test::scratch_dir("hdf5");
   const auto path = dir + "/d.h5";

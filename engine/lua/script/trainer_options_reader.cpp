@@ -78,6 +78,12 @@ void TrainScript::read_trainer_options(int t, train::TrainerOptions& opts) const
   if (opts.epochs < 1 || opts.steps < 0 || opts.log_every < 1) {
     throw core::ScriptError(path_ + ": trainer epochs and log_every must be >= 1, steps >= 0");
   }
+  for (const auto& [key, value] : {std::pair{"epochs", opts.epochs}, {"steps", opts.steps}}) {
+    if (value > core::kMaxCount) {
+      throw core::ScriptError(path_ + ": trainer " + key + " must be at most 2^53 (" +
+                              std::to_string(core::kMaxCount) + "), got " + std::to_string(value));
+    }
+  }
   read_every(t, opts);
   auto& ck = opts.checkpoint;
   if (ck.keep_last != 0) {
