@@ -6,15 +6,37 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "engine/core/errors.hpp"
 
 namespace engine::core {
+namespace {
+
+// The longest file name the folder takes (NAME_MAX, 255 on Linux file systems).
+size_t longest_name(const std::filesystem::path& folder) {
+  const long most = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);
+  return most > 0 ? static_cast<size_t>(most) : 255;
+}
+
+}  // namespace
+
 std::string staged_name(const std::string& path) {
   const std::filesystem::path p(path);
-  return (p.parent_path() /
-          ("." + p.filename().string() + "." + std::to_string(::getpid()) + ".part"))
-      .string();
+  std::string name = p.filename().string();
+  const std::string tail = "." + std::to_string(::getpid()) + ".part";
+  // a name that fits the folder fits staged too: where ".NAME.PID.part" would be too long, NAME
+  // is cut (at a character's start, not inside a UTF-8 sequence) and a hash of the whole name
+  // keeps two long names with one beginning apart
+  const size_t most = longest_name(p.parent_path());
+  if (1 + name.size() + tail.size() > most) {
+    char hash[10];
+    std::snprintf(hash, sizeof hash, "~%08zx", std::hash<std::string>{}(name)&0xffffffffu);
+    size_t keep = most - 1 - tail.size() - std::strlen(hash);
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    name = name.substr(0, keep) + hash;
+  }
+  return (p.parent_path() / ("." + name + tail)).string();
 }
 
 StagedOutput::StagedOutput(const std::string& path) : path_(path), staged_(staged_name(path)) {

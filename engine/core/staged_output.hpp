@@ -10,6 +10,8 @@ namespace engine::core {
 
 // ".NAME.PID.part" beside `path`: where a file is written before it is renamed into its place
 // (result files and checkpoints too, io/hdf5.hpp), and what remove_stale_staged_files looks for.
+// Never longer than the longest name the folder takes: a long NAME is cut and hashed
+// (".NAME-START~HASH.PID.part"), so any name that can be published can be staged.
 std::string staged_name(const std::string& path);
 
 class StagedOutput {

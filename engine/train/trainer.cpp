@@ -90,6 +90,12 @@ void check_spec(const TrainSpec& spec) {
   if (!spec.loss && !spec.hooks.train_batch) throw core::UsageError("the script defines no loss");
   if (!spec.optimizer) throw core::UsageError("the script defines no optimizer");
   if (spec.train_data->size() == 0) throw core::DataError("the 'train' pipeline yields no batch");
+  if (spec.validation_data && spec.validation_data->size() == 0) {
+    // a run that would validate nothing and say nothing: no rows, no early stopping, no best
+    throw core::DataError("the 'validation' pipeline yields no batch (" +
+                          spec.validation_data->describe() +
+                          "); leave 'validation' out of what data() returns to train without it");
+  }
   const auto& o = spec.options;
   if (o.accumulate < 1) throw core::UsageError("trainer accumulate must be >= 1");
   if (o.early_stopping) check_watched(spec, o.early_stopping->goal, "early_stopping");

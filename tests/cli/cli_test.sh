@@ -373,6 +373,19 @@ LUA
     expect 0 '{"row":1,"prediction":"' '"probabilities":{"no":' -- "$ENGINE" predict \
       "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" --input "$WORK/loans/new_loans.csv" -q \
       --format jsonl
+    # the evaluate_batch of docs/training.md, exactly as written there, predicts too: its
+    # ctx.loss(out, batch.target) gives nil for rows without a target, the same predictions
+    cat > documented_hook.lua <<LUA
+local spec = dofile('$REPO/scripts/loans_wide_deep.lua')
+spec.evaluate_batch = function(ctx, batch, hp)
+  local out = ctx.model(batch.categorical, batch.input)
+  return {loss = ctx.loss(out, batch.target), output = out}
+end
+return spec
+LUA
+    expect 0 "20 predictions written to $WORK/hooked.csv" -- "$ENGINE" predict documented_hook.lua \
+      --checkpoint "$run" --input "$WORK/loans/new_loans.csv" --output "$WORK/hooked.csv" -q
+    cmp -s p.csv hooked.csv || fail "the documented evaluate_batch predicted otherwise: $(head -3 hooked.csv)"
     # the validation file, target column included, predicts too
     "$ENGINE" predict "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$run" -q \
       --input "$WORK/loans/validation.csv" --output "$WORK/v.jsonl" 2>/dev/null || fail "predict on labelled rows"

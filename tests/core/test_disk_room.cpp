@@ -113,3 +113,28 @@ TEST_CASE("a staged output appears whole on publish and not at all when dropped"
   CHECK_THROWS_WITH_AS([&] { core::StagedOutput out(folder); }(),
                        (folder + ": is a folder, not a file").c_str(), core::IoError);
 }
+
+TEST_CASE("a staged output of a name as long as the folder takes is staged under a short name") {
+  const std::string folder = test::scratch_dir("staged_long");
+  // 255 bytes, the cut falling among two-byte characters ("é"), which it must not split
+  std::string name = "q" + std::string(200, 'p');
+  for (int i = 0; i < 25; ++i) name += "\xc3\xa9";
+  name += ".csv";
+  REQUIRE(name.size() == 255);
+  auto staged_file = [&](const std::string& n) {
+    return std::filesystem::path(core::staged_name(folder + "/" + n)).filename().string();
+  };
+  const std::string staged = staged_file(name);
+  CHECK(staged.size() <= 255);
+  CHECK(staged.rfind("." + name.substr(0, 200), 0) == 0);
+  const auto cut = staged.rfind('~');
+  REQUIRE(cut != std::string::npos);
+  CHECK((static_cast<unsigned char>(staged[cut - 1]) & 0xC0) != 0xC0);  // no half character
+  CHECK(staged != staged_file(name.substr(0, 251) + ".tsv"));           // one beginning, two names
+  {
+    core::StagedOutput out(folder + "/" + name);
+    out.stream() << "row,prediction\n";
+    out.publish();
+  }
+  CHECK(names_in(folder) == std::vector<std::string>{name});
+}

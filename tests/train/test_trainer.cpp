@@ -44,6 +44,20 @@ TEST_CASE("training lowers the loss and logs train and validation rows") {
   CHECK(rec.rows.back().epoch == doctest::Approx(4.0));
 }
 
+TEST_CASE("a validation pipeline that yields no batch is refused, naming it") {
+  auto spec = blob_spec(7);
+  // fewer samples than a batch, the last one dropped: no batch at all
+  auto three = std::make_shared<data::TensorSource>(torch::zeros({3, 8}),
+                                                    torch::zeros({3}, torch::kInt64), "three");
+  spec.validation_data = data::Pipeline(three).batch(100000, /*drop_last=*/true);
+  Recorder rec;
+  CHECK_THROWS_WITH_AS(train::Trainer(spec, {&rec}),
+                       doctest::Contains("the 'validation' pipeline yields no batch ("),
+                       core::DataError);
+  CHECK_THROWS_WITH_AS(train::Trainer(spec, {&rec}), doctest::Contains("batch(100000, drop_last)"),
+                       core::DataError);
+}
+
 TEST_CASE("same seed, same metric series") {
   auto run = [](uint64_t seed) {
     auto spec = blob_spec(seed);

@@ -114,6 +114,52 @@ int ctx_stop(lua_State* L) {
   });
 }
 
+// ctx.loss while a hook runs on a batch without a target (engine predict's input, a pipeline
+// without labels): given no target it gives nil, so that the evaluate_batch docs/training.md
+// shows, {loss = ctx.loss(out, batch.target), output = out}, works unchanged; given a target, it
+// is the script's loss (upvalue 1).
+int targetless_loss(lua_State* L) {
+  if (lua_isnoneornil(L, 2)) return 0;  // ctx.loss(out, target): no target
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// Puts targetless_loss in ctx.loss for the scope of one hook call, and the script's loss back.
+class TargetlessLoss {
+ public:
+  TargetlessLoss(lua_State* L, int ctx_ref, bool active) : L_(L), ctx_ref_(ctx_ref) {
+    if (!active) return;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx_ref);
+    lua_getfield(L, -1, "loss");
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 2);
+      return;
+    }
+    lua_pushvalue(L, -1);
+    saved_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushcclosure(L, targetless_loss, 1);
+    lua_setfield(L, -2, "loss");
+    lua_pop(L, 1);
+  }
+  ~TargetlessLoss() {
+    if (saved_ == LUA_NOREF) return;
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, ctx_ref_);
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, saved_);
+    lua_setfield(L_, -2, "loss");
+    lua_pop(L_, 1);
+    luaL_unref(L_, LUA_REGISTRYINDEX, saved_);
+  }
+  TargetlessLoss(const TargetlessLoss&) = delete;
+  TargetlessLoss& operator=(const TargetlessLoss&) = delete;
+
+ private:
+  lua_State* L_;
+  int ctx_ref_;
+  int saved_ = LUA_NOREF;
+};
+
 void push_values(lua_State* L, const std::map<std::string, double>& values) {
   lua_createtable(L, 0, static_cast<int>(values.size()));
   for (const auto& [name, value] : values) {
@@ -185,6 +231,7 @@ train::BatchResult LuaHooks::call_batch_hook(int ref, const char* name, train::S
   lua_State* L = runtime_.state();
   StackGuard restore(L);
   ContextScope scope(L, ctx_ref_);
+  const TargetlessLoss targetless(L, ctx_ref_, !batch.target.defined() && !ctx.training());
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   enter(ctx);  // pushes ctx
   push_batch(L, batch);
