@@ -6,6 +6,8 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/seed.hpp"
+#include "engine/lua/runtime/os_exit.hpp"
+#include "engine/lua/session.hpp"
 
 namespace engine::cli {
 
@@ -36,8 +38,14 @@ int run_command(const std::vector<std::string>& args) {
   apply_common_flags(flags);
   if (flags.count("seed")) core::seed_everything(flags["seed"].as<uint64_t>());
 
-  make_session(path)->run_file(
-      path, {args.begin() + static_cast<std::ptrdiff_t>(script_at) + 1, args.end()});
+  auto session = session_options(path);
+  session.script_may_exit = true;
+  try {
+    lua::Session(session).run_file(
+        path, {args.begin() + static_cast<std::ptrdiff_t>(script_at) + 1, args.end()});
+  } catch (const lua::ScriptExit& exit) {
+    return exit.code;  // os.exit(code): the session is closed, everything released
+  }
   return 0;
 }
 

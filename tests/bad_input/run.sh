@@ -102,6 +102,18 @@ bad script.optimizer_option_line 3 "optimizer_option_line.lua:3: optim.SGD: opti
 bad script.scheduler_bad_option 3 "optim.StepLR: unknown option 'step_sze'" -- train "$S/scheduler_bad_option.lua"
 bad script.validation_error 3 "validation_error.lua:3: validation broke" -- train "$S/validation_error.lua"
 failed_run_file script.validation_error "$WORK/runs" "validation broke"
+# os.exit: refused as a script error naming the line, and what the run wrote is closed as
+# failed (no lock file left); in engine run it ends the script with its code
+bad script.os_exit_metric 3 "os_exit_metric.lua:4: os.exit would end the engine without closing what it writes" -- "$ENGINE" train "$S/os_exit_metric.lua" --set root="$WORK/tiny" -q --out "$WORK/exit_runs"
+failed_run_file script.os_exit_metric "$WORK/exit_runs" "os.exit would end the engine"
+if selected script.os_exit_metric; then
+  [ -z "$(ls "$WORK"/exit_runs/base/*.lock 2>/dev/null)" ] && passed=$((passed + 1)) ||
+    { failed=$((failed + 1)); echo "FAIL script.os_exit_metric: a lock file was left: $(ls "$WORK"/exit_runs/base)"; }
+fi
+bad script.os_exit_data 3 "os_exit_data.lua:3: os.exit would end the engine" -- train "$S/os_exit_data.lua"
+printf 'print("before")\nos.exit(5)\nprint("after")\n' > "$WORK/exits.lua"
+bad script.os_exit_run 5 "before" -- "$ENGINE" run "$WORK/exits.lua"
+bad script.validation_empty 4 "the 'validation' pipeline yields no batch (" "batch(1000, drop_last)" -- train "$S/validation_empty.lua"
 # a wrong type in a field: base.lua with the field replaced
 field() {
   printf "local spec = dofile('%s')\nspec.%s = %s\nreturn spec\n" "$S/base.lua" "$2" "$3" > "$WORK/field_$1.lua"
@@ -286,12 +298,15 @@ status_says fs.disk_full_bench "$sweep" "$full"
 bad fs.disk_full_bench.earlier_points 0 "mlp" -- "$ENGINE" report "${sweep:-none}"
 bad fs.disk_full_search 5 "$full" -- disk_full disk_full_search
 status_says fs.disk_full_search "$(ls "$WORK"/disk_full_search/left/runs/search/objective/*.h5 2>/dev/null)" "$full"
-if selected fs.disk_full_predict; then
+if selected fs.disk_full_predict || selected fs.predict_long_name; then
   "$ENGINE" train "$REPO/scripts/loans_wide_deep.lua" --set root="$WORK/loans/data" --set epochs=1 \
     -q --out "$WORK/loans/runs" >/dev/null 2>&1
   printf 'row,prediction\n1,earlier\n' > "$WORK/predictions.csv"
 fi
 bad fs.disk_full_predict 5 "$full" "nothing was written there" -- disk_full disk_full_predict
+# an --output name as long as a name can be (254 bytes): its hidden staging name fits too
+long_name=$(printf 'p%.0s' $(seq 250)).csv
+bad fs.predict_long_name 0 "20 predictions written to $WORK/$long_name" -- "$ENGINE" predict "$REPO/scripts/loans_wide_deep.lua" --checkpoint "$(ls "$WORK"/loans/runs/loans/*.h5 2>/dev/null | head -1)" --input "$WORK/loans/data/new_loans.csv" --output "$WORK/$long_name" -q
 # a quota used up while the run writes its rows (QUOTA_SHIM: allocation fails with EDQUOT from
 # its 4th call on, bad_input/quota_shim.c; CTest sets it): the same path as
 # a full disk

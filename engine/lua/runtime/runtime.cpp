@@ -15,6 +15,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/lua/runtime/libraries.hpp"
+#include "engine/lua/runtime/os_exit.hpp"
 #include "engine/lua/runtime/tensor_memory.hpp"
 #include "engine/lua/surface/missing_names.hpp"
 
@@ -133,6 +134,7 @@ Runtime::Runtime(RuntimeOptions options) : L_(luaL_newstate()), options_(std::mo
   core::count_cpu_tensor_bytes();  // the collector's pacing reads it (tensor_memory.hpp)
   luaL_openlibs(L_);
   install_full_collection(L_);
+  install_os_exit(L_, options_.script_may_exit);
   random_.install(L_);
   lua_pushlightuserdata(L_, const_cast<char*>(&kRuntimeKey));
   lua_pushlightuserdata(L_, this);
@@ -206,6 +208,7 @@ void Runtime::call(int nargs, int nresults) {
   if (status != 0) {
     std::string text = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "(unknown Lua error)";
     lua_pop(L_, 1);
+    if (exit_request_) throw ScriptExit{*exit_request_};
     if (status == LUA_ERRMEM) throw std::bad_alloc();
     if (status == LUA_ERRERR) {
       text =

@@ -47,13 +47,16 @@ class Runtime {
   // lua_pcall with a traceback handler. The function and its nargs arguments are on the
   // stack; on error they are popped and a ScriptError is thrown.
   void call(int nargs, int nresults);
+  // os.exit(code) in `engine run`: the next error call() sees ends the script (ScriptExit).
+  void request_exit(int code) { exit_request_ = code; }
 
  private:
   friend std::string current_exception_message(lua_State* L);
   lua_State* L_;
   RuntimeOptions options_;
   ScriptRandom random_;
-  int raised_exit_code_ = 0;  // exit code of the last engine error turned into a Lua error
+  int raised_exit_code_ = 0;         // exit code of the last engine error turned into a Lua error
+  std::optional<int> exit_request_;  // what os.exit asked for (engine run)
   bool closing_ = false;
 };
 

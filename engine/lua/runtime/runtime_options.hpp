@@ -11,6 +11,7 @@ struct RuntimeOptions {
   std::vector<std::string> package_dirs;  // searched by require, in order, before the defaults
   std::string script_dir;                 // the folder of the script being run
   std::vector<std::string> dataset_dirs;  // searched by data.find before the system folders
+  bool script_may_exit = false;           // engine run: os.exit ends the script (os_exit.hpp)
 };
 
 }  // namespace engine::lua
