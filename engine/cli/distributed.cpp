@@ -160,6 +160,13 @@ int apply_threads(int requested, const distributed::World& world) {
   const auto choice =
       distributed::choose_threads(requested, world, distributed::process_environment());
   const int threads = core::configure_threads(choice.threads);
+  if (const int cores = core::available_cores(); threads > cores) {
+    // libtorch's threads then take turns on the cores: an epoch can take many times as long
+    core::log::warn(
+        "{} threads on the {} core{} this process may use: the threads will take turns, and a "
+        "step can take many times as long (--threads 0 uses every core)",
+        threads, cores, cores == 1 ? "" : "s");
+  }
   if (world.distributed()) {
     core::log::info("rank {}: {} thread{} ({})", world.rank, threads, threads == 1 ? "" : "s",
                     choice.reason);

@@ -6,7 +6,6 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/seed.hpp"
-#include "engine/lua/runtime/os_exit.hpp"
 #include "engine/lua/session.hpp"
 
 namespace engine::cli {

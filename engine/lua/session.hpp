@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/bench/sweep.hpp"
+#include "engine/lua/runtime/os_exit.hpp"  // ScriptExit: how engine run ends on os.exit
 #include "engine/lua/runtime/runtime_options.hpp"
 #include "engine/lua/script/bench_model.hpp"
 #include "engine/lua/script/train_script_reader.hpp"

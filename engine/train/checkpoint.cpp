@@ -465,6 +465,11 @@ std::pair<std::string, int64_t> newest_checkpoint_on_disk(const std::string& run
 
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
   const std::string& path = run_file_or_checkpoint;
+  if (fs::is_directory(path)) {
+    throw core::UsageError(flag + " " + path +
+                           ": is a folder; give a run file (.h5) or one of its checkpoints "
+                           "(ckpt-N.h5)");
+  }
   if (!fs::is_regular_file(path)) throw core::UsageError(flag + " " + path + ": no such file");
   h5::quiet_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw core::IoError(flag + " " + path + ": not an HDF5 file");

@@ -119,6 +119,7 @@ field() {
   printf "local spec = dofile('%s')\nspec.%s = %s\nreturn spec\n" "$S/base.lua" "$2" "$3" > "$WORK/field_$1.lua"
   echo "$WORK/field_$1.lua"
 }
+bad script.hparam_equals 3 "field_hparams.lua: hyperparameter 'a=b': a name cannot hold '='" -- train "$(field hparams hparams "{root = '', ['a=b'] = 1}")"
 bad script.name_number 3 "field_name.lua: 'name' must be a string (got number)" -- train "$(field name name 3)"
 bad script.trainer_number 3 "field_trainer.lua: 'trainer' must be a table of options or a function returning one (got number)" -- train "$(field trainer trainer 7)"
 # the other fields' wrong types (description, loss, scheduler, metrics, train_batch,
@@ -164,6 +165,8 @@ bad flags.device 2 "cuda" -- train "$S/base.lua" --device cuda
 bad flags.device_name 2 "tpu" -- train "$S/base.lua" --device tpu
 bad flags.allocator 2 "--allocator" "caching" -- train "$S/base.lua" --allocator jemalloc
 bad flags.threads_text 2 "--threads many: not a valid value for this flag" -- train "$S/base.lua" --threads many
+printf 'print("ran")\n' > "$WORK/ran.lua"
+bad flags.threads_past_cores 0 "64 threads on the" "the threads will take turns" "ran" -- "$ENGINE" run --threads 64 "$WORK/ran.lua"
 bad flags.unknown_command 2 "unknown command 'trian'" -- "$ENGINE" trian "$S/base.lua"
 bad flags.no_script 2 "engine train needs a script" -- "$ENGINE" train
 
@@ -197,6 +200,7 @@ head -c 3000 "$ckpt" > cut.h5
 bad ckpt.truncated 5 "cut.h5" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/cut.h5" --set root="$WORK/tiny"
 bad ckpt.other_model 4 "--checkpoint $ckpt: the checkpoint was written for a different model; 8 tensors do not fit:" "/model/1.weight: 256x784 in the checkpoint, 32x784 in this script's model" "/model/4.bias: 10 in this script's model, not in the checkpoint" -- "$ENGINE" eval "$FIX/resume_train.lua" --checkpoint "$ckpt" --set root="$WORK/tiny"
 bad ckpt.other_script 4 "the checkpoint was written by script 'tiny', not by $S/base.lua ('base'): its hyperparameters batch_size, epochs, lr, model do not exist here" -- "$ENGINE" train "$S/base.lua" --set root="$WORK/tiny" --resume "$tiny_run" --out "$WORK/runs"
+bad ckpt.eval_folder 2 "--checkpoint $WORK/runs: is a folder; give a run file (.h5) or one of its checkpoints" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/runs"
 bad ckpt.eval_without 2 "--checkpoint is required" -- "$ENGINE" eval "$S/base.lua"
 bad ckpt.eval_not_hdf5 5 "--checkpoint $WORK/notes.h5: not an HDF5 file" -- "$ENGINE" eval "$S/base.lua" --checkpoint "$WORK/notes.h5"
 bad search.resume_run_file 5 "is not a search file" -- "$ENGINE" search --resume "$run"

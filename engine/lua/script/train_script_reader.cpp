@@ -171,6 +171,12 @@ void TrainScript::for_each_hparam(const std::function<void(const std::string& na
     while (lua_next(L, table) != 0) {
       if (lua_type(L, -2) == LUA_TSTRING) {
         const std::string name = prefix + lua_tostring(L, -2);
+        if (name.find('=') != std::string::npos) {
+          // --set NAME=VALUE (and a search trial's overrides) split at the first '='
+          throw core::ScriptError(path_ + ": hyperparameter '" + name +
+                                  "': a name cannot hold '=' (--set NAME=VALUE splits at the "
+                                  "first '='); rename it");
+        }
         if (lua_type(L, -1) == LUA_TTABLE) {
           if (std::count(name.begin(), name.end(), '.') < 8) walk(lua_gettop(L), name + ".");
         } else {
