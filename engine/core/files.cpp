@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
@@ -68,6 +69,16 @@ bool remove_tree_quietly(const std::string& path) noexcept {
     failed_errno = errno;
   }
   return false;
+}
+
+std::string with_folder_made(const std::string& path) {
+  const auto folder = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!folder.empty()) std::filesystem::create_directories(folder, error);
+  if (error) {
+    throw IoError("cannot create the folder of " + path + ": " + error.message());
+  }
+  return path;
 }
 
 void remove_tree(const std::string& path) {

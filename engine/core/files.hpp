@@ -1,4 +1,4 @@
-// Whole-file reads for the data sources, and removing a folder tree.
+// Whole-file reads for the data sources, making a file's folder, and removing a folder tree.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,11 @@ std::vector<uint8_t> read_file(const std::string& path);
 
 // Writes (replaces) the file; IoError naming it when it cannot be written.
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+// Creates the folder that `path` goes in (with its parents) and returns `path`: for a file's
+// lock taken in a constructor's initializer, before the file itself is made. IoError naming the
+// folder when it cannot be made.
+std::string with_folder_made(const std::string& path);
 
 // Removes the file or folder and everything under it (symbolic links themselves, not what they
 // point to); nothing to do when it does not exist. IoError naming what could not be removed.

@@ -1,7 +1,6 @@
 #include "engine/core/run_lock.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +33,18 @@ LockOwner read_owner(int fd) {
   return owner;
 }
 
+// An fcntl lock of the whole file, held by the open file description (not the process, unlike
+// F_SETLK: another open of the file in this process conflicts too) until it is closed. false
+// with errno set (EAGAIN or EACCES: another holds it).
+bool lock_open_file(int fd, short type) {
+  struct flock whole {};
+  whole.l_type = type;
+  whole.l_whence = SEEK_SET;
+  whole.l_start = 0;
+  whole.l_len = 0;
+  return fcntl(fd, F_OFD_SETLK, &whole) == 0;
+}
+
 // Whether fd is still the file at path (its owner may have removed it while we waited).
 bool same_file(int fd, const std::string& path) {
   struct stat open_one {};
@@ -49,21 +60,23 @@ std::string LockOwner::text() const {
   return "process " + std::to_string(pid) + (host.empty() ? "" : " on " + host);
 }
 
-RunLock::RunLock(const std::string& run_file, const std::string& what) : path_(run_file + ".lock") {
+RunLock::RunLock(const std::string& run_file, const std::string& what, const std::string& noun)
+    : path_(run_file + ".lock") {
   // a few tries: each failure of same_file means the last owner removed the file just now
   for (int attempt = 0; attempt < 8; ++attempt) {
     const int fd = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-      throw IoError(what + ": cannot create the run's lock file " + path_ + ": " +
+      throw IoError(what + ": cannot create the " + noun + "'s lock file " + path_ + ": " +
                     std::strerror(errno));
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!lock_open_file(fd, F_WRLCK)) {
       const int error = errno;
       const LockOwner owner = read_owner(fd);
       close(fd);
-      if (error == EWOULDBLOCK) {
-        throw UsageError(what + ": the run is in use by " + owner.text() + " (its lock file " +
-                         path_ + "); stop that process first, or wait for it to end");
+      if (error == EAGAIN || error == EACCES) {
+        throw UsageError(what + ": the " + noun + " is in use by " + owner.text() +
+                         " (its lock file " + path_ +
+                         "); stop that process first, or wait for it to end");
       }
       throw IoError(what + ": cannot lock " + path_ + ": " + std::strerror(error));
     }
@@ -75,13 +88,14 @@ RunLock::RunLock(const std::string& run_file, const std::string& what) : path_(r
     if (ftruncate(fd, 0) != 0 || pwrite(fd, owner.data(), owner.size(), 0) < 0) {
       const int error = errno;
       close(fd);
-      throw IoError(what + ": cannot write the run's lock file " + path_ + ": " +
+      throw IoError(what + ": cannot write the " + noun + "'s lock file " + path_ + ": " +
                     std::strerror(error));
     }
     fd_ = fd;
     return;
   }
-  throw IoError(what + ": cannot take the run's lock " + path_ + " (it keeps being replaced)");
+  throw IoError(what + ": cannot take the " + noun + "'s lock " + path_ +
+                " (it keeps being replaced)");
 }
 
 RunLock::~RunLock() {
@@ -95,11 +109,10 @@ std::optional<LockOwner> RunLock::holder(const std::string& run_file) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<LockOwner> owner;
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) owner = read_owner(fd);
-  } else {
-    flock(fd, LOCK_UN);
-  }
+  struct flock probe {};
+  probe.l_type = F_WRLCK;  // would a writer's lock be granted? (F_OFD_GETLK takes nothing)
+  probe.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK) owner = read_owner(fd);
   close(fd);
   return owner;
 }

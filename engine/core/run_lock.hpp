@@ -1,5 +1,8 @@
-// One owner per run: a lock file beside the run file, held by the process that writes the run
-// for its whole life, naming that process (PID and host) for whoever finds it taken.
+// One owner per result file (a run, a sweep, a search): a lock file beside it, held by the
+// process that writes it for its whole life, naming that process (PID and host) for whoever
+// finds it taken. The lock is an fcntl lock of the open file description (F_OFD_SETLK): the
+// kernel drops it when the holder dies, and NFS forwards it to the server, so it holds across
+// machines where HDF5's own lock is off (HDF5_USE_FILE_LOCKING=FALSE) or not honoured.
 #pragma once
 
 #include <optional>
@@ -17,9 +20,10 @@ struct LockOwner {
 class RunLock {
  public:
   // Takes the lock of `run_file` (its lock file is run_file + ".lock"). UsageError naming the
-  // owner when another live process holds it; IoError when the lock file cannot be made. A lock
-  // file left by a process that died (a crash, SIGKILL) is not held: the kernel released it.
-  explicit RunLock(const std::string& run_file, const std::string& what);
+  // owner when another live process holds it ("WHAT: the NOUN is in use by process 12 on
+  // node7"); IoError when the lock file cannot be made. A lock file left by a process that died
+  // (a crash, SIGKILL) is not held: the kernel released it, and it is taken over.
+  RunLock(const std::string& run_file, const std::string& what, const std::string& noun = "run");
   ~RunLock();
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;

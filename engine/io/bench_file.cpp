@@ -6,6 +6,7 @@
 
 #include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/core/version.hpp"
 #include "engine/io/run_writer.hpp"
@@ -118,7 +119,8 @@ BenchPoint BenchFile::read_point(const std::string& path, int64_t index) {
   });
 }
 
-BenchFile::BenchFile(const std::string& path, const BenchInfo& info) : path_(path) {
+BenchFile::BenchFile(const std::string& path, const BenchInfo& info)
+    : path_(path), lock_(core::with_folder_made(path), "the benchmark file " + path, "sweep") {
   std::error_code ec;
   // an empty file is a name reserved for this one (RunWriter::new_run_path), not a file to go on
   const bool existing = fs::exists(path, ec) && fs::file_size(path, ec) > 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/disk_room.hpp"
+#include "engine/core/run_lock.hpp"
 #include "engine/io/bench_row.hpp"
 #include "engine/io/hdf5.hpp"
 
@@ -86,6 +87,9 @@ class BenchFile {
   void write_row(const BenchRow& row);
 
   std::string path_;
+  // held while the file is open, taken before anything is read or written: a second sweep
+  // continuing this file is refused naming this process, with HDF5's locking on or off
+  core::RunLock lock_;
   core::DiskRoom room_;  // before file_: given back once the file is closed
   h5::Handle file_;
   h5::Handle points_;

@@ -200,62 +200,6 @@ void check_format_version(hid_t root, const std::string& path, int64_t newest_re
   }
 }
 
-Handle open_file(const std::string& path, bool writable) {
-  quiet_errors();
-  return Handle(H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
-                H5Fclose, "open file " + path);
-}
-
-Handle open_file_while_written(const std::string& path) {
-  quiet_errors();
-  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "make file access properties");
-  check_status(H5Pset_file_locking(access.get(), false, true), "turn file locking off");
-  const hid_t unlocked = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get());
-  if (unlocked >= 0) return Handle(unlocked, H5Fclose, "open file " + path);
-  // this process itself has the file open (with the lock): HDF5 shares that file only with an
-  // open that asks for the same locking
-  const hid_t shared = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (shared >= 0) return Handle(shared, H5Fclose, "open file " + path);
-  if (!cut_short(path)) {
-    std::error_code error;
-    if (recorded_end_of_file(path) > std::filesystem::file_size(path, error) && !error) {
-      throw IoError(cut_short_message(path));
-    }
-    return Handle(shared, H5Fclose, "open file " + path);  // HDF5's reason
-  }
-  // killed while extending it (cut_short.hpp): a copy of our own, made whole, is read instead;
-  // removed at once (the open handle keeps it until closed), the file itself left as it is
-  std::error_code error;
-  const std::string copy = whole_copy_name(std::filesystem::temp_directory_path().string(),
-                                           std::filesystem::file_size(path, error));
-  std::filesystem::copy_file(path, copy, error);
-  if (error) throw IoError("cannot copy " + path + " to read it: " + error.message());
-  try {
-    lengthen_to_recorded_end(copy);
-  } catch (const IoError&) {
-    std::filesystem::remove(copy, error);
-    throw;
-  }
-  const hid_t whole = H5Fopen(copy.c_str(), H5F_ACC_RDONLY, access.get());
-  std::filesystem::remove(copy, error);
-  Handle file(whole, H5Fclose, "open file " + path);
-  // only a file written by flushes (a run, a sweep, a search) is cut short by a kill; any other
-  // that lacks bytes (a checkpoint is written whole, then renamed) was copied in part
-  if (!exists(file.get(), "metrics") && !exists(file.get(), "results") &&
-      !exists(file.get(), "trials")) {
-    throw IoError(cut_short_message(path));
-  }
-  return file;
-}
-
-bool held_by_a_writer(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);  // releases the shared lock when it was taken
-  return held;
-}
-
 Handle create_group(hid_t parent, const std::string& name) {
   return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
                 "create group " + name);

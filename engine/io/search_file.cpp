@@ -6,6 +6,7 @@
 
 #include "engine/core/damaged_file_guard.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/sha256.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
@@ -52,7 +53,8 @@ std::string SearchFile::trials_folder(const std::string& search_file) {
   return (p.parent_path() / p.stem()).string();
 }
 
-SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(path) {
+SearchFile::SearchFile(const std::string& path, const SearchInfo& info)
+    : path_(path), lock_(core::with_folder_made(path), "the search file " + path, "search") {
   std::error_code error;
   fs::create_directories(fs::path(path).parent_path(), error);
   if (error) {
@@ -80,7 +82,8 @@ SearchFile::SearchFile(const std::string& path, const SearchInfo& info) : path_(
       path_, [this](const std::string& why) { finish(core::FileStatus::kFailed, why); });
 }
 
-SearchFile::SearchFile(const std::string& path, const std::string& command) : path_(path) {
+SearchFile::SearchFile(const std::string& path, const std::string& command)
+    : path_(path), lock_(path, "the search file " + path, "search") {
   core::ReadingFile guard(path);
   file_ = h5::open_file(path, true);
   const hid_t root = file_.get();

@@ -330,6 +330,60 @@ if selected fs.disk_full_predict; then
     { failed=$((failed + 1)); echo "FAIL fs.disk_full_predict: the earlier predictions changed"; }
 fi
 
+# --- two processes on one result file, with HDF5's locking off (as NFS, Lustre and GPFS sites
+# set it): the engine's own lock refuses the second, naming the first; the first finishes whole.
+# The first writes outside WORK (its writes are not the second's), under C, and is stopped
+# (SIGSTOP: it keeps its lock) while the second runs, so that it cannot end first.
+C=$WORK.concurrent
+rm -rf "$C" && mkdir -p "$C"
+# wait_for_file FOLDER: until FOLDER holds a .h5 file with something in it (an event, with a
+# guard against a hang; a new file's name is reserved empty before the file is written)
+wait_for_file() {
+  local tries=0
+  until [ -n "$(find "$1" -name '*.h5' -size +0 2>/dev/null)" ]; do
+    tries=$((tries + 1)); [ "$tries" -lt 2400 ] || return 1
+    sleep 0.05
+  done
+}
+cat > "$C/points.lua" <<LUA
+return {
+  kind = 'benchmark', name = 'points',
+  parameters = {model = 'mlp', num_warmup_batches = 1, num_batches = 2, threads = 1},
+  variables = {batch_size = {8, 16, 32, 64}},
+}
+LUA
+if selected fs.sweep_in_use || selected fs.hdf5_lock_held; then
+  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --out "$C/sweep" >"$C/sweep.log" 2>&1 &
+  pid=$!
+  wait_for_file "$C/sweep/bench/points"
+  kill -STOP $pid
+  bad fs.sweep_in_use 2 "the sweep is in use by process $pid on $(hostname)" -- env HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --out "$C/sweep"
+  kill -CONT $pid
+  wait $pid
+  if selected fs.sweep_in_use; then  # the first sweep's file is whole: its four points, ok
+    points=$("$ENGINE" report "$C"/sweep/bench/points/*.h5 --format csv 2>&1 | grep -c ',ok,')
+    [ "$points" = 4 ] && passed=$((passed + 1)) ||
+      { failed=$((failed + 1)); echo "FAIL fs.sweep_in_use: the first sweep's file holds $points ok points, not 4: $(tail -3 "$C/sweep.log")"; }
+  fi
+fi
+if selected search.resume_in_use; then
+  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --seed 1 \
+    --out "$C/search" >"$C/search.log" 2>&1 &
+  pid=$!
+  wait_for_file "$C/search/search/objective"
+  kill -STOP $pid
+  bad search.resume_in_use 2 "the search is in use by process $pid on $(hostname)" -- env HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" search --resume "$(ls "$C"/search/search/objective/*.h5)"
+  kill -CONT $pid
+  wait $pid || { failed=$((failed + 1)); echo "FAIL search.resume_in_use: the first search failed: $(tail -3 "$C/search.log")"; }
+fi
+# a file another program holds HDF5's lock on (h5py, HDFView: a shared flock on the file itself)
+if selected fs.hdf5_lock_held; then
+  sweep=$(ls "$C"/sweep/bench/points/*.h5 2>/dev/null | head -1)
+  exec {held}<"${sweep:-/dev/null}" && flock -s "$held"
+  bad fs.hdf5_lock_held 2 "another program has the file open (HDF5's own lock" -- "$ENGINE" bench "$C/points.lua" --out "$C/sweep"
+  exec {held}<&-
+fi
+
 # --- benchmarks
 bad bench.unknown_model 2 "resnet19" -- "$ENGINE" bench --model resnet19
 bad bench.batch_zero 2 "--batch_size" -- "$ENGINE" bench --model mlp --batch_size 0

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,7 +23,8 @@ TEST_CASE("a run's lock is held by one owner at a time, who is named to the othe
   REQUIRE(owner.has_value());
   CHECK(owner->pid == static_cast<long>(getpid()));
   CHECK(!owner->host.empty());
-  // flock belongs to the open file: a second open in the same process is another owner
+  // the lock belongs to the open file description: a second open in this process is another
+  // owner
   try {
     core::RunLock second(run, "--resume " + run);
     FAIL("a held lock was taken twice");
@@ -48,4 +50,29 @@ TEST_CASE("a lock file left by a process that died is taken over") {
 
 TEST_CASE("a lock file that cannot be made is an IoError naming it") {
   CHECK_THROWS_AS(core::RunLock("/proc/no-such-run.h5", "--resume x"), core::IoError);
+}
+
+TEST_CASE("the lock is an fcntl lock of the open file description, which NFS forwards") {
+  const std::string sweep = test::scratch_dir("run_lock_ofd") + "/points.h5";
+  core::RunLock lock(sweep, "the benchmark file " + sweep, "sweep");
+  // /proc/locks lists it as an OFD lock on the lock file's inode ("OFDLCK ADVISORY WRITE")
+  struct stat info {};
+  REQUIRE(stat((sweep + ".lock").c_str(), &info) == 0);
+  std::ifstream locks("/proc/locks");
+  bool listed = false;
+  for (std::string line; std::getline(locks, line);) {
+    const bool ofd =
+        line.find("OFDLCK") != std::string::npos && line.find("WRITE") != std::string::npos;
+    if (ofd && line.find(":" + std::to_string(info.st_ino) + " ") != std::string::npos) {
+      listed = true;
+    }
+  }
+  CHECK(listed);
+  try {
+    core::RunLock second(sweep, "the benchmark file " + sweep, "sweep");
+    FAIL("a held lock was taken twice");
+  } catch (const core::UsageError& e) {
+    CHECK(std::string(e.what()).find(": the sweep is in use by process " +
+                                     std::to_string(getpid())) != std::string::npos);
+  }
 }
