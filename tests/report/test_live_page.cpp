@@ -160,6 +160,44 @@ TEST_CASE("the live page shows the folder and follows a run while it trains, in 
   live.finish(core::FileStatus::kCompleted);
 }
 
+TEST_CASE("hostile names reach the live page as text, never as elements, in chromium") {
+  const auto dir = test::scratch_dir("live-page-hostile");
+  const auto runs = dir + "/runs";
+  const std::string metric = "m<img src=x onerror=window.pwned=1>";
+  const std::string hparam = "<b>x";
+  const std::string name = "<i>net</i>";
+  {
+    io::RunInfo info;
+    info.name = name;
+    io::RunWriter w(io::RunWriter::new_run_path(runs, "hostile"), info);
+    w.write_hparams({{hparam, 1.0}, {"lr", 0.1}});
+    for (int step = 1; step <= 5; ++step) {
+      w.append_metrics("train", step, step / 5.0, step * 0.1, {{metric, 1.0 / step}});
+    }
+    w.finish(core::FileStatus::kCompleted);
+  }
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  const std::string chart =
+      "[...document.querySelectorAll('#charts .chart')].find((c) => "
+      "c.dataset.metric === " +
+      nlohmann::json(metric).dump() + ")";
+  REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 1"));
+  REQUIRE(browser.wait_for("(" + chart + ") !== undefined && (" + chart +
+                           ").querySelector('.dygraph-title') !== null"));
+  // the chart's title (dygraphs' innerHTML) shows the metric's name as it is
+  CHECK(browser.evaluate("(" + chart + ").querySelector('.dygraph-title').textContent") == metric);
+  // no element made of a name anywhere on the page: the run's name and its hyperparameter's
+  // are in the runs table as text too
+  CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
+  CHECK(browser.evaluate("window.pwned === undefined") == true);
+  CHECK(browser.evaluate("document.querySelector('#runs').textContent.includes(" +
+                         nlohmann::json(hparam).dump() + ")") == true);
+  CHECK(browser.evaluate("document.querySelector('#runs').textContent.includes(" +
+                         nlohmann::json(name).dump() + ")") == true);
+}
+
 TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks' pivots") {
   const char* source = std::getenv("ENGINE_SOURCE_DIR");
   REQUIRE(source != nullptr);

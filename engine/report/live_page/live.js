@@ -33,6 +33,14 @@ function el(tag, props, ...children) {
   return node;
 }
 
+// dygraphs writes a chart's title and axis labels into the page as HTML (its legend escapes
+// series labels itself): a name from a file (a metric, a hyperparameter, a run) goes through
+// here first, so that it shows as the text it is and never becomes an element.
+function htmlText(text) {
+  const entities = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  return String(text).replace(/[&<>"']/g, (c) => entities[c]);
+}
+
 function numberText(value) {
   if (Number.isInteger(value)) return String(value);
   if (value === 0) return '0';

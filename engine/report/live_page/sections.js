@@ -24,7 +24,8 @@ function tableChart(section, title, xName, yName, series, dots) {
   const positive = xs.length && xs.every((x) => x > 0);
   const options = {
     labels: [xName, ...series.map((s) => s.label)], colors: series.map((s) => s.colour),
-    title, xlabel: xName, ylabel: yName, drawPoints: true, pointSize: dots ? 3 : 2,
+    title: htmlText(title), xlabel: htmlText(xName), ylabel: htmlText(yName), drawPoints: true,
+    pointSize: dots ? 3 : 2,
     strokeWidth: dots ? 0 : 1.5, connectSeparatedPoints: !dots, legend: 'always',
     labelsDiv: legend, labelsSeparateLines: true, animatedZooms: false, width: 540, height: 300,
     xRangePad: 12, yRangePad: 12,  // dots at the ends drawn whole
