@@ -142,6 +142,15 @@ LiveServer::LiveServer(const ServeOptions& options) : state_(std::make_unique<St
     const int yes = 1;
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // Each connection holds one of httplib's worker threads, and its read timeout is per read: a
+  // client that sends a header line every few seconds held a thread as long as it liked, and
+  // twenty such clients held all 8 (the page got no answer). 64 workers, and a read that waits
+  // at most 2 s (a browser sends a request at once): slow clients must send faster than that
+  // to stay, and a few dozen of them still leave threads for the page. httplib 0.11 has no
+  // deadline for a whole request, nor a limit on the size of its headers.
+  s.server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  s.server.set_read_timeout(2, 0);
+  s.server.set_keep_alive_timeout(2);
   s.add_asset_routes();
   s.add_data_routes();
   if (options.port < 0 || options.port > 65535) {

@@ -23,6 +23,9 @@ inline RawAnswer raw_http(int port, const std::string& method, const std::string
   if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
   RawAnswer answer;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  // a guard against a hang, not a wait: a server that never answers fails the test
+  const timeval guard{60, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof guard);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));

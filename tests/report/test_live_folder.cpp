@@ -3,9 +3,13 @@
 // outside the folder, write, or come through another host name.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/statuses.hpp"
@@ -161,6 +165,37 @@ TEST_CASE("the server answers GET from its own host only, and writes nothing") {
   CHECK(rebound.body.find("demo") == std::string::npos);
   CHECK(test::raw_http(port, "GET", "/", "localhost:" + std::to_string(port)).status == 200);
   CHECK(fs::exists(dir + "/garbage.h5"));
+}
+
+TEST_CASE("twenty slow clients leave the server threads to answer the page on") {
+  const auto dir = test::scratch_dir("live-slow-clients");
+  test::Serving serving(dir);
+  const int port = serving.server.port();
+  // each sends a request's first line, then a header line a second: never a whole request
+  std::vector<int> slow;
+  for (int i = 0; i < 20; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> answered{false};
+  std::thread trickle([&] {
+    for (int round = 0; !answered && round < 90; ++round) {
+      const std::string line = round == 0 ? "GET / HTTP/1.1\r\n" : "X-Slow: 1\r\n";
+      for (int fd : slow) ::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // the clients' pace, not a wait
+    }
+  });
+  // the page's own request, while they trickle (they hold 20 threads; httplib had 8)
+  const auto answer = test::raw_http(port, "GET", "/api/folder");
+  answered = true;
+  trickle.join();
+  for (int fd : slow) ::close(fd);
+  CHECK(answer.status == 200);
 }
 
 TEST_CASE("a server that cannot start says why") {
