@@ -10,6 +10,7 @@
 
 #include "engine/core/statuses.hpp"
 #include "engine/io/run_writer.hpp"
+#include "engine/io/search_file.hpp"
 #include "tests/report/headless_browser.hpp"
 #include "tests/report/serving.hpp"
 #include "tests/test_support.hpp"
@@ -176,6 +177,23 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
     }
     w.finish(core::FileStatus::kCompleted);
   }
+  {  // a search over that hyperparameter, whose metric has a hostile name too
+    io::SearchInfo info;
+    info.name = name;
+    info.searcher["name"] = std::string("grid");
+    info.searcher["metric"] = "validation." + metric;
+    info.spaces[hparam] = "search.int(1, 3)";
+    io::SearchFile search(runs + "/search.h5", info);
+    for (int64_t id = 0; id < 3; ++id) {
+      io::SearchTrialRecord trial;
+      trial.id = id;
+      trial.hparams = {{hparam, static_cast<double>(id + 1)}};
+      trial.status = core::TrialStatus::kCompleted;
+      trial.rung_metrics = {0.5 + 0.1 * static_cast<double>(id)};
+      search.write_trial(trial);
+    }
+    search.finish(core::FileStatus::kCompleted);
+  }
   test::Serving serving(runs);
   test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
   browser.open(serving.server.url());
@@ -196,6 +214,13 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
                          nlohmann::json(hparam).dump() + ")") == true);
   CHECK(browser.evaluate("document.querySelector('#runs').textContent.includes(" +
                          nlohmann::json(name).dump() + ")") == true);
+  // the search's chart: the metric against the hyperparameter, both in its title and axes
+  REQUIRE(browser.wait_for("document.querySelector('#searches .chart .dygraph-title') !== null"));
+  CHECK(browser.evaluate("document.querySelector('#searches .chart .dygraph-title').textContent") ==
+        "validation." + metric + " against " + hparam);
+  CHECK(browser.evaluate(
+            "document.querySelector('#searches .chart .dygraph-xlabel').textContent") == hparam);
+  CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
 }
 
 TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks' pivots") {
