@@ -132,7 +132,10 @@ wait_slurm held_or_going
   login_node scontrol update jobid=$requeued StartTime=now || fail "cannot release job $requeued"
 completed $requeued
 out=$(cat slurm-$requeued.out)
-for said in "interrupted by SIGTERM at step" "--resume auto: going on with $WORK/requeued/runs/resume/" \
+# (the run file's line, not the exit's "interrupted by SIGTERM at step": srun may end the task
+# between the two, under load)
+for said in "run file (interrupted): $WORK/requeued/runs/resume/" \
+            "--resume auto: going on with $WORK/requeued/runs/resume/" \
             "resuming 'resume' from" "finished 21 steps"; do
   grep -qF -- "$said" <<<"$out" || fail "the requeued job did not say '$said': $out"
 done
