@@ -354,7 +354,8 @@ return {
 }
 LUA
 if selected fs.sweep_in_use || selected fs.hdf5_lock_held; then
-  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --out "$C/sweep" >"$C/sweep.log" 2>&1 &
+  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --isolate none --out "$C/sweep" \
+    >"$C/sweep.log" 2>&1 &
   pid=$!
   wait_for_file "$C/sweep/bench/points"
   kill -STOP $pid
@@ -368,7 +369,7 @@ if selected fs.sweep_in_use || selected fs.hdf5_lock_held; then
   fi
 fi
 if selected search.resume_in_use; then
-  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" search "$FIX/search_asha.lua" --set root="$WORK/tiny" --seed 1 \
+  HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" search "$FIX/search_random.lua" --set root="$WORK/tiny" --seed 3 \
     --out "$C/search" >"$C/search.log" 2>&1 &
   pid=$!
   wait_for_file "$C/search/search/objective"
