@@ -32,7 +32,8 @@ std::string staged_name(const std::string& path) {
   if (1 + name.size() + tail.size() > most) {
     char hash[10];
     std::snprintf(hash, sizeof hash, "~%08zx", std::hash<std::string>{}(name)&0xffffffffu);
-    size_t keep = most - 1 - tail.size() - std::strlen(hash);
+    const size_t fixed = 1 + tail.size() + std::strlen(hash);
+    size_t keep = most > fixed ? most - fixed : 0;
     while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
     name = name.substr(0, keep) + hash;
   }
