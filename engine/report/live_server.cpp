@@ -3,9 +3,11 @@
 #include <httplib.h>
 
 #include <set>
+#include <thread>
 
 #include "engine/core/errors.hpp"
 #include "engine/core/files.hpp"
+#include "engine/report/front_door.hpp"
 #include "engine/report/live_folder.hpp"
 #include "engine/report/live_json.hpp"
 
@@ -53,7 +55,9 @@ struct LiveServer::State {
   LiveFolder folder;
   std::string dygraphs_js, dygraphs_css;
   httplib::Server server;
-  int port = 0;
+  int port = 0;        // where the page is served: the front door's
+  int inner_port = 0;  // httplib's, on 127.0.0.1, reached through the front door only
+  std::unique_ptr<FrontDoor> door;
   std::set<std::string> hosts;  // the Host headers answered (empty: any)
 
   explicit State(const ServeOptions& given) : options(given), folder(given.folder) {}
@@ -142,12 +146,9 @@ LiveServer::LiveServer(const ServeOptions& options) : state_(std::make_unique<St
     const int yes = 1;
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  // Each connection holds one of httplib's worker threads, and its read timeout is per read: a
-  // client that sends a header line every few seconds held a thread as long as it liked, and
-  // twenty such clients held all 8 (the page got no answer). 64 workers, and a read that waits
-  // at most 2 s (a browser sends a request at once): slow clients must send faster than that
-  // to stay, and a few dozen of them still leave threads for the page. httplib 0.11 has no
-  // deadline for a whole request, nor a limit on the size of its headers.
+  // httplib answers only the front door (front_door.hpp), which hands it whole request heads,
+  // one per connection, up to FrontDoor::kMostConnections at once: as many workers, so that none
+  // of them waits for a thread; a read that waits more than 2 s is the front door's failure.
   s.server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   s.server.set_read_timeout(2, 0);
   s.server.set_keep_alive_timeout(2);
@@ -156,14 +157,15 @@ LiveServer::LiveServer(const ServeOptions& options) : state_(std::make_unique<St
   if (options.port < 0 || options.port > 65535) {
     throw core::UsageError("--port " + std::to_string(options.port) + " is not a port (0-65535)");
   }
-  s.port = options.port == 0
-               ? s.server.bind_to_any_port(options.host)
-               : (s.server.bind_to_port(options.host, options.port) ? options.port : -1);
+  s.door = std::make_unique<FrontDoor>(options.host, options.port, options.head_deadline);
+  s.port = s.door->listening() ? s.door->port() : -1;
   if (s.port <= 0) {
     throw core::UsageError("cannot listen on " + options.host + ":" + std::to_string(options.port) +
                            " (taken, or not an address of this machine): give another --port, or "
                            "--port 0 for any free one");
   }
+  s.inner_port = s.server.bind_to_any_port("127.0.0.1");
+  if (s.inner_port <= 0) throw core::IoError("cannot listen on 127.0.0.1 for the page's server");
   if (is_loopback(options.host)) {
     for (const char* name : {"127.0.0.1", "localhost", "[::1]"}) {
       s.hosts.insert(std::string(name) + ":" + std::to_string(s.port));
@@ -186,11 +188,18 @@ std::string LiveServer::url() const {
 }
 
 void LiveServer::run() {
-  state_->server.listen_after_bind();
+  State& s = *state_;
+  std::thread inner([&s] { s.server.listen_after_bind(); });
+  // httplib's stop() does nothing before it is running: wait for that, so that stop() below
+  // always ends it (a few milliseconds at start)
+  while (!s.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  s.door->run(s.inner_port);  // until stop()
+  s.server.stop();
+  inner.join();
 }
 
 void LiveServer::stop() {
-  state_->server.stop();
+  state_->door->stop();
 }
 
 }  // namespace engine::report

@@ -5,6 +5,7 @@
 // library (Debian's libjs-dygraphs) and JSON of the folder's result files, nothing else.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,8 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 6006;  // 0: a free one
   std::string dygraphs_folder = kDygraphsFolder;
+  // a request's line and headers must arrive whole within this of the connection (408 after)
+  std::chrono::milliseconds head_deadline{10000};
 };
 
 class LiveServer {

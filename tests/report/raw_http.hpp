@@ -16,14 +16,10 @@ struct RawAnswer {
   std::string head, body;
 };
 
-// Sends "METHOD TARGET HTTP/1.1" with the Host header given (default: the one the server
-// answers) and reads the answer to its end (Connection: close).
-inline RawAnswer raw_http(int port, const std::string& method, const std::string& target,
-                          std::string host = "") {
-  if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
-  RawAnswer answer;
+// A TCP connection to 127.0.0.1:port with a 60 s receive guard (against a hang, not a wait);
+// -1 when it cannot be made.
+inline int connect_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  // a guard against a hang, not a wait: a server that never answers fails the test
   const timeval guard{60, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof guard);
   sockaddr_in address{};
@@ -32,8 +28,19 @@ inline RawAnswer raw_http(int port, const std::string& method, const std::string
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     ::close(fd);
-    return answer;
+    return -1;
   }
+  return fd;
+}
+
+// Sends "METHOD TARGET HTTP/1.1" with the Host header given (default: the one the server
+// answers) and reads the answer to its end (Connection: close).
+inline RawAnswer raw_http(int port, const std::string& method, const std::string& target,
+                          std::string host = "") {
+  if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
+  RawAnswer answer;
+  const int fd = connect_loopback(port);
+  if (fd < 0) return answer;
   const std::string request = method + " " + target + " HTTP/1.1\r\nHost: " + host +
                               "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {

@@ -13,8 +13,9 @@ struct Serving {
   report::LiveServer server;
   std::thread answering;
 
-  explicit Serving(const std::string& folder)
-      : server(options(folder)), answering([this] { server.run(); }) {}
+  explicit Serving(const std::string& folder) : Serving(options(folder)) {}
+  explicit Serving(const report::ServeOptions& given)
+      : server(given), answering([this] { server.run(); }) {}
   ~Serving() {
     server.stop();
     answering.join();

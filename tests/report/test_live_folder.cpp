@@ -174,12 +174,8 @@ TEST_CASE("twenty slow clients leave the server threads to answer the page on") 
   // each sends a request's first line, then a header line a second: never a whole request
   std::vector<int> slow;
   for (int i = 0; i < 20; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    const int fd = test::connect_loopback(port);
+    REQUIRE(fd >= 0);
     slow.push_back(fd);
   }
   std::atomic<bool> answered{false};
@@ -196,6 +192,40 @@ TEST_CASE("twenty slow clients leave the server threads to answer the page on") 
   trickle.join();
   for (int fd : slow) ::close(fd);
   CHECK(answer.status == 200);
+}
+
+namespace {
+
+// What the server answers to `bytes` sent as they are (the start of its answer; the 60 s guard
+// of raw_http's kind against a hang).
+std::string answer_to(int port, const std::string& bytes) {
+  const int fd = test::connect_loopback(port);
+  std::string text;
+  if (fd < 0) return text;
+  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  char buffer[256];
+  const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+  if (got > 0) text.assign(buffer, static_cast<size_t>(got));
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a request's head must arrive whole, in time and of a sane size") {
+  auto options = test::Serving::options(test::scratch_dir("live-heads"));
+  options.head_deadline = std::chrono::milliseconds(500);
+  test::Serving serving(options);
+  const int port = serving.server.port();
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  // 100 KB of headers: refused, not read whole into the server's memory
+  const std::string huge = "GET / HTTP/1.1\r\n" + host + "X-Big: " + std::string(100000, 'a');
+  CHECK(answer_to(port, huge + "\r\n\r\n").rfind("HTTP/1.1 431 ", 0) == 0);
+  // a head that never ends: answered 408 once the deadline has passed (the answer is the event)
+  CHECK(answer_to(port, "GET / HTTP/1.1\r\n" + host + "X-Slow: 1\r\n").rfind("HTTP/1.1 408 ", 0) ==
+        0);
+  // and the page is answered as ever, through the same door
+  CHECK(test::raw_http(port, "GET", "/api/folder").status == 200);
 }
 
 TEST_CASE("a server that cannot start says why") {
