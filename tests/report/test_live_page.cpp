@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "engine/core/statuses.hpp"
+#include "engine/io/bench_file.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/search_file.hpp"
 #include "tests/report/headless_browser.hpp"
@@ -194,6 +195,27 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
     }
     search.finish(core::FileStatus::kCompleted);
   }
+  {  // a benchmark of a model with a hostile name, at two batch sizes
+    io::BenchInfo info;
+    info.name = "sweep";
+    io::BenchFile bench(runs + "/bench.h5", info);
+    for (const int64_t batch : {8, 16}) {
+      io::BenchPoint point;
+      point.row.point = batch / 8 - 1;
+      point.row.model = name;
+      point.row.phase = "training";
+      point.row.device = "cpu";
+      point.row.dtype = "float32";
+      point.row.batch_size = batch;
+      point.row.threads = 1;
+      point.row.num_batches = 2;
+      point.row.status = core::PointStatus::kOk;
+      point.row.mean_ms = point.row.p50_ms = 2.0;
+      point.row.throughput = point.row.throughput_p50 = 500.0 * static_cast<double>(batch);
+      bench.write_point(point);
+    }
+    bench.finish(core::FileStatus::kCompleted);
+  }
   test::Serving serving(runs);
   test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
   browser.open(serving.server.url());
@@ -220,6 +242,14 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
         "validation." + metric + " against " + hparam);
   CHECK(browser.evaluate(
             "document.querySelector('#searches .chart .dygraph-xlabel').textContent") == hparam);
+  CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
+  // the benchmark's chart: the model's name in its legend and table, as text
+  REQUIRE(
+      browser.wait_for("document.querySelector('#benchmarks .chart .legend') !== null && "
+                       "document.querySelector('#benchmarks .chart .legend').textContent "
+                       "!== ''"));
+  CHECK(browser.evaluate("document.querySelector('#benchmarks').textContent.includes(" +
+                         nlohmann::json(name).dump() + ")") == true);
   CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
 }
 
