@@ -124,10 +124,6 @@ BenchFile::BenchFile(const std::string& path, const BenchInfo& info)
   std::error_code ec;
   // an empty file is a name reserved for this one (RunWriter::new_run_path), not a file to go on
   const bool existing = fs::exists(path, ec) && fs::file_size(path, ec) > 0;
-  if (!existing) {
-    const auto folder = fs::path(path).parent_path();
-    if (!folder.empty()) fs::create_directories(folder, ec);
-  }
   core::ReadingFile guard(path);  // an existing file goes on: read first
   file_ = existing ? h5::open_file(path, true) : h5::create_staged_file(path);
   const hid_t root = file_.get();

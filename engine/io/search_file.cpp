@@ -55,11 +55,6 @@ std::string SearchFile::trials_folder(const std::string& search_file) {
 
 SearchFile::SearchFile(const std::string& path, const SearchInfo& info)
     : path_(path), lock_(core::with_folder_made(path), "the search file " + path, "search") {
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
-  if (error) {
-    throw core::IoError("cannot create the folder of " + path + ": " + error.message());
-  }
   file_ = h5::create_staged_file(path);
   const hid_t root = file_.get();
   write_origin(root, kSearchFormatVersion, info.name, info.command, info.script_path);

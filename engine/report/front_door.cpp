@@ -15,13 +15,15 @@
 namespace engine::report {
 namespace {
 
-void send_all(int fd, const char* data, size_t size) {
+// false when the peer is gone or took nothing within its send timeout
+bool send_all(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t sent = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (sent <= 0) return;
+    if (sent <= 0) return false;
     data += sent;
     size -= static_cast<size_t>(sent);
   }
+  return true;
 }
 
 void answer(int fd, const char* status) {
@@ -195,7 +197,7 @@ void FrontDoor::serve(int client, int inner_port) {
     const timeval guard{30, 0};  // a client that does not read its answer is let go
     ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &guard, sizeof guard);
     for (ssize_t got; (got = ::recv(inner, buffer, sizeof buffer, 0)) > 0;) {
-      send_all(client, buffer, static_cast<size_t>(got));
+      if (!send_all(client, buffer, static_cast<size_t>(got))) break;  // once, not per chunk
     }
     ::close(inner);
   } else if (whole) {

@@ -18,7 +18,6 @@
 #include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/metric_names.hpp"
-#include "engine/core/numbers.hpp"
 #include "engine/data/device_prefetcher.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/nn/parameter_slots.hpp"
