@@ -507,7 +507,7 @@ void Trainer::after_step() {
       checkpoint_due_) {
     checkpoint();
   }
-  check_interrupt(log_step);
+  check_interrupt_between_steps(log_step);
 }
 
 void Trainer::train_epoch() {

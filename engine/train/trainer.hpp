@@ -127,6 +127,10 @@ class Trainer : public StepContext {
   // Ctrl-C and SIGTERM; in a distributed run acted on together at sync points only (log steps,
   // epoch ends), where a stop one rank's script asked for is agreed on too.
   void check_interrupt(bool sync_point = true);
+  // check_interrupt after a step, except the step that ends the epoch or the run: there the
+  // interrupt waits for the epoch's end (its validation, its data row), which a run resumed
+  // from that step would never reach, as its loop has no step left to take.
+  void check_interrupt_between_steps(bool log_step);
   // Whether the coming backward ends an accumulation group (its gradients are all-reduced).
   bool synchronise_backward() const;
   // Reads the loss and acts on a non-finite one as on_nan says; false: the batch is skipped.

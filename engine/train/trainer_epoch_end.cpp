@@ -80,6 +80,7 @@ void Trainer::finish_inside_epoch(double loader_wait, double seconds, int64_t sa
   const auto& o = spec_.options;
   if (o.validate_every_steps == 0 || state_.step % o.validate_every_steps != 0) run_validation();
   emit_data_row(loader_wait, seconds, samples_here);
+  check_interrupt();  // one that came at the last step (check_interrupt_between_steps)
 }
 
 void Trainer::end_epoch(double loader_wait, double epoch_seconds, int64_t epoch_samples_here) {
@@ -258,6 +259,12 @@ void Trainer::checkpoint() {
     for (auto* obs : observers_) obs->on_checkpoint_removed(d);
   }
   if (spec_.hooks.on_checkpoint && writer) spec_.hooks.on_checkpoint(*this, path);
+}
+
+void Trainer::check_interrupt_between_steps(bool log_step) {
+  // the same on every rank: they take the same steps over the same number of batches
+  if (state_.step >= total_steps_ || state_.epoch_batches >= batches_per_epoch_) return;
+  check_interrupt(log_step);
 }
 
 void Trainer::check_interrupt(bool sync_point) {

@@ -6,10 +6,13 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/interrupt.hpp"
 #include "engine/io/hdf5.hpp"
 #include "engine/io/tensor_archive.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -98,6 +101,76 @@ TEST_CASE("a run resumed from a mid-epoch checkpoint ends bit for bit like an un
   }
   for (const auto& r : after.rows) joined.rows.push_back(r);
   CHECK((joined.series() == whole_rows.series()));
+}
+
+// Raises SIGINT, as Ctrl-C would, when the run has taken the given step.
+struct InterruptAtStep : train::Observer {
+  int64_t step;
+  explicit InterruptAtStep(int64_t at) : step(at) {}
+  void on_progress(const train::Progress& p) override {
+    if (p.step == step) std::raise(SIGINT);
+  }
+};
+
+TEST_CASE("Ctrl-C at the step that ends an epoch or the run waits for the epoch's validation") {
+  // 8 steps an epoch; 20 steps end inside epoch 3; `steps` 0: two whole epochs (16 steps)
+  struct Case {
+    int64_t steps, interrupt_at, interrupted_at;
+  };
+  for (const Case c : {Case{0, 16, 16}, Case{0, 8, 8}, Case{20, 20, 20}}) {
+    CAPTURE(c.steps);
+    CAPTURE(c.interrupt_at);
+    const auto dir = test::scratch_dir("interrupt-at-end");
+    auto spec_for = [&](const std::string& folder) {
+      auto spec = blob_spec(22);
+      spec.options.epochs = c.steps > 0 ? 0 : 2;
+      spec.options.steps = c.steps;
+      spec.options.checkpoint.folder = folder;
+      spec.options.checkpoint.every_epoch = false;
+      return spec;
+    };
+    auto whole = spec_for(dir + "/whole");
+    Recorder whole_rows;
+    const auto whole_result = train::Trainer(whole, {&whole_rows}).run();
+
+    auto stopped = spec_for(dir + "/stopped");
+    Recorder before;
+    InterruptAtStep interrupt(c.interrupt_at);
+    {
+      core::InterruptScope interrupts(core::kTrainingInterruptMessage);
+      train::Trainer trainer(stopped, {&before, &interrupt});
+      CHECK_THROWS_AS(trainer.run(), core::Interrupted);
+    }
+    const std::string checkpoint =
+        dir + "/stopped/ckpt-" + std::to_string(c.interrupted_at) + ".h5";
+    REQUIRE(fs::exists(checkpoint));
+    // the step's epoch was ended before the checkpoint: validated, its rows written
+    auto validated = [](const Recorder& r, int64_t step) {
+      return std::count_if(r.rows.begin(), r.rows.end(), [&](const train::MetricRow& row) {
+        return row.split == "validation" && row.step == step;
+      });
+    };
+    CHECK(validated(before, c.interrupted_at) == 1);
+
+    auto resumed = spec_for(dir + "/stopped");
+    Recorder after;
+    train::Trainer trainer(resumed, {&after});
+    trainer.resume_from(checkpoint);
+    const auto result = trainer.run();
+    CHECK(torch::equal(all_weights(resumed), all_weights(whole)));
+    CHECK(result.last_validation == whole_result.last_validation);
+    Recorder joined;
+    auto info = train::read_checkpoint_info(checkpoint);
+    std::map<std::string, int64_t> kept = info.rows;
+    for (const auto& r : before.rows) {
+      if (kept[r.split]-- > 0) joined.rows.push_back(r);
+    }
+    for (const auto& r : after.rows) joined.rows.push_back(r);
+    CHECK((joined.series() == whole_rows.series()));
+    const int64_t last = c.steps > 0 ? c.steps : 16;
+    CHECK(validated(joined, last) == 1);
+    CHECK(result.last_validation.count("loss") == 1);  // what a search reads as its objective
+  }
 }
 
 TEST_CASE("an LBFGS run checkpoints and resumes bit for bit (its scratch list included)") {
