@@ -12,6 +12,10 @@
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
+
+#include <map>
+#include <mutex>
 #endif
 
 namespace engine::core {
@@ -27,6 +31,26 @@ struct CudaGraph::Impl {
   at::cuda::CUDAGraph graph;
 #endif
 };
+
+#ifdef ENGINE_WITH_CUDA
+namespace {
+
+// One side stream per device for every recording, as torch.cuda.graph keeps one: a stream from
+// the pool for each capture would give each graph's memory and the libraries' per-stream state
+// (cuBLAS workspaces) a stream of their own.
+c10::cuda::CUDAStream capture_stream(c10::DeviceIndex device) {
+  static std::mutex guard;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  const std::lock_guard<std::mutex> lock(guard);
+  auto found = streams.find(device);
+  if (found == streams.end()) {
+    found = streams.emplace(device, c10::cuda::getStreamFromPool(false, device)).first;
+  }
+  return found->second;
+}
+
+}  // namespace
+#endif
 
 bool CudaGraph::supported() {
 #ifdef ENGINE_WITH_CUDA
@@ -58,7 +82,8 @@ void CudaGraph::capture(const std::function<void()>& warm_up, const std::functio
 #ifdef ENGINE_WITH_CUDA
   const c10::cuda::CUDAGuard on_device(impl_->device);
   const auto current = c10::cuda::getCurrentCUDAStream();
-  const auto side = c10::cuda::getStreamFromPool();
+  const auto side = capture_stream(impl_->device.has_index() ? impl_->device.index()
+                                                             : c10::cuda::current_device());
   at::cuda::CUDAEvent queued;
   queued.record(current);
   queued.block(side);
@@ -72,7 +97,13 @@ void CudaGraph::capture(const std::function<void()>& warm_up, const std::functio
       bool cache;
       ~RestoreCache() { at::autocast::set_autocast_cache_enabled(cache); }
     } restore{cache};
-    impl_->graph.capture_begin();
+#if TORCH_VERSION_MAJOR >= 2
+    // this thread's capture only: the loader's threads may pin memory (cudaHostAlloc) meanwhile,
+    // which global capture mode would turn into an error of the recording
+    impl_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
+    impl_->graph.capture_begin();  // 1.13 captures in global mode only
+#endif
     try {
       work();
     } catch (...) {

@@ -19,6 +19,10 @@ struct Model {
   // one tensor.
   std::function<torch::Tensor(const std::map<std::string, torch::Tensor>&)> forward_named;
   std::string name;  // for messages: the class or zoo id
+  // A full collection of the Lua state whose code forward runs (a model written in Lua, or
+  // with layers written in Lua): what Lua still holds of earlier steps goes now, before a CUDA
+  // graph records the step. Empty for a model all in C++.
+  std::function<void()> collect_garbage;
 };
 
 }  // namespace engine::nn

@@ -2,6 +2,7 @@
 // step's bookkeeping) recorded once and replayed (docs/gpu.md); Trainer::graphed_batch.
 #include "engine/train/trainer.hpp"
 
+#include <torch/csrc/autograd/variable.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/lbfgs.h>
 
@@ -67,6 +68,27 @@ std::vector<double> group_lrs(torch::optim::Optimizer& optimizer) {
     }
   }
   return settings;
+}
+
+// Before recording: no parameter may still have the gradient accumulator of an eager step.
+// One that something kept alive (a tensor computed from it, with its autograd graph) was made
+// on the eager steps' stream, and the recorded backward would add to it there: CUDA refuses
+// ("operation would make the legacy stream depend on a capturing blocking stream").
+void check_no_eager_graph(const torch::nn::Module& model) {
+  std::vector<std::string> held;
+  for (const auto& item : model.named_parameters()) {
+    if (torch::autograd::impl::try_get_grad_accumulator(item.value())) held.push_back(item.key());
+  }
+  if (held.empty()) return;
+  const size_t shown = std::min<size_t>(held.size(), 3);
+  throw core::UsageError(
+      "cuda_graphs cannot record the step: " + std::to_string(held.size()) + " parameter" +
+      (held.size() == 1 ? "" : "s") + " (" +
+      core::join(std::vector<std::string>(held.begin(), held.begin() + shown)) +
+      (held.size() > shown ? ", ..." : "") +
+      ") still have the autograd graph of an earlier step: something holds a tensor computed "
+      "from them (a forward's output or loss kept in a table, a global or a module's state "
+      "without :detach()); keep it detached, or train without cuda_graphs");
 }
 
 }  // namespace
@@ -251,8 +273,17 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
         [&] {
           warm = eager_batch(batch);
           if (warm.output.defined()) warm.output = warm.output.detach();  // see backward()
+          // what Lua still holds of the eager steps goes before the check
+          if (spec_.model.collect_garbage) spec_.model.collect_garbage();
+          check_no_eager_graph(*spec_.model.module);
         },
         [this] { graph_work(); });
+    // the recorded autograd graph is not needed by the replays, and kept it would hold the
+    // recorded accumulators for the eager steps that a new learning rate brings
+    // (the CPU stand-in records nothing: its replays run the step again)
+    for (auto* t : {&graph_output_, &graph_loss_}) {
+      if (t->defined()) *t = t->detach();
+    }
     auto* recorded = dynamic_cast<Adadelta*>(spec_.optimizer.get());
     if (recorded && !spec_.options.cuda_graphs_stand_in) recorded->count_recorded_step(-1);
     graph_lrs_ = group_lrs(*spec_.optimizer);

@@ -135,6 +135,22 @@ spec.describe('a Lua module that C++ calls', function()
     spec.equal(leaked:numel(), 4 * 256, 'called from Lua')
   end)
 
+  spec.it('leaves Lua the result C++ took without its autograd graph', function()
+    -- kept with its graph until a collection, it held every layer's saved activations and the
+    -- parameters' gradient accumulators after the step (a CUDA graph then failed to record)
+    local stashed
+    local Stashing = nn.Module:extend('StashingNet')
+    function Stashing:init() self.fc = nn.Linear(4, 2) end
+    function Stashing:forward(x)
+      stashed = self.fc(x)
+      return stashed
+    end
+    local out = nn.Sequential{Stashing()}(torch.ones(3, 4))
+    spec.equal(out:is_requires_grad(), true, 'what C++ passed on keeps its graph')
+    spec.equal(stashed:is_requires_grad(), false, 'what Lua still reaches has none')
+    spec.equal(torch.equal(stashed, out:detach()), true, 'the same values')
+  end)
+
   spec.it('gives its forward pass memory back at once', function()
     local Plain = nn.Module:extend('PlainNet')
     function Plain:init() self.fc = nn.Linear(32, 256) end

@@ -156,6 +156,10 @@ std::string LuaModuleImpl::forward_location() const {
   return std::string(ar.short_src) + ":" + std::to_string(ar.linedefined) + ": ";
 }
 
+void LuaModuleImpl::collect_garbage() const {
+  full_collection(L_);
+}
+
 torch::Tensor LuaModuleImpl::forward(torch::Tensor input) {
   return call_forward([&] { push_tensor(L_, std::move(input)); });
 }
@@ -202,7 +206,7 @@ torch::Tensor LuaModuleImpl::call_forward(const std::function<void()>& push_argu
   }
   torch::Tensor result = *out;
   const int top = lua_gettop(L_);
-  made_in_forward.close(top, top);
+  made_in_forward.hand_over(top);
   lua_pop(L_, 1);
   return result;
 }

@@ -50,6 +50,8 @@ class LuaModuleImpl : public torch::nn::Module {
   const std::string& class_name() const { return class_name_; }
   // "model.lua:12: ", where the object's forward is written ("" when it is not Lua's)
   std::string forward_location() const;
+  // A full collection of the Lua state this module lives in (nn::Model::collect_garbage).
+  void collect_garbage() const;
 
   using torch::nn::Module::register_buffer;
   using torch::nn::Module::register_module;

@@ -73,6 +73,15 @@ nn::Model model_from(const ModuleBox& box) {
       name.resize(name.size() - 4);
     model.name = name;
   }
+  for (const auto& module : box.module()->modules()) {  // itself first
+    if (auto lua_defined = std::dynamic_pointer_cast<LuaModuleImpl>(module)) {
+      const std::weak_ptr<LuaModuleImpl> weak = lua_defined;
+      model.collect_garbage = [weak] {
+        if (auto alive = weak.lock()) alive->collect_garbage();
+      };
+      break;
+    }
+  }
   return model;
 }
 

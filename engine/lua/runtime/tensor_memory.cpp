@@ -270,6 +270,14 @@ void TensorScope::enrol() {
 }
 
 void TensorScope::close(int first, int last) {
+  close_scope(first, last, false);
+}
+
+void TensorScope::hand_over(int index) {
+  close_scope(index, index, true);
+}
+
+void TensorScope::close_scope(int first, int last, bool result_to_cpp) {
   if (!open_) return;
   open_ = false;
   pacing.scope = outer_;
@@ -291,6 +299,10 @@ void TensorScope::close(int first, int last) {
     if (box && box->tag == TensorBox::kTypeName && !box->object.pinned) {
       if (box != result && !kept.count(box)) {
         release_box(box, kScopeReleasedTag);
+      } else if (result_to_cpp && box == result) {
+        auto& tensor = box->object.tensor;
+        if (tensor.requires_grad() && !tensor.is_leaf()) tensor = tensor.detach();
+        if (outer) outer->enrol();  // not charged: its data is the C++ result's
       } else if (outer) {
         outer->enrol();
       } else {

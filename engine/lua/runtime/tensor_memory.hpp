@@ -41,11 +41,19 @@ class TensorScope {
   // the stack values first..last (or inside them, when tables); those join the enclosing scope,
   // which they were made inside too. A scope closes once.
   void close(int first, int last);
+  // close(index, index) for a forward's one result that goes to C++ (a Lua module called by the
+  // trainer, the evaluator, bench or a container): C++ holds the tensor now, so the box Lua may
+  // still reach keeps its data without its autograd graph. Left to the collector with its graph,
+  // it kept every layer's saved activations and the parameters' gradient accumulators alive
+  // after the step: a CUDA graph recorded then found the eager step's accumulators.
+  void hand_over(int index);
   // Adds the tensor userdata on top of the stack to the list.
   void enrol();
   lua_State* state() const { return L_; }
 
  private:
+  void close_scope(int first, int last, bool result_to_cpp);
+
   lua_State* L_;
   int list_ref_;  // registry reference of a Lua list of the tensor userdata made inside
   int count_ = 0;
