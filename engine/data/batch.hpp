@@ -4,7 +4,9 @@
 #include <torch/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace engine::data {
@@ -31,6 +33,9 @@ struct Batch {
   bool scale_bytes = false;
   // Samples of the epoch's order consumed once this batch is done: where a resumed epoch starts.
   int64_t position = 0;
+  // The smallest and largest class of an int64 target, read on the host before its copy to a
+  // device (DevicePrefetcher, when asked): the class check then reads nothing back.
+  std::optional<std::pair<int64_t, int64_t>> target_range;
 
   // Whether the model takes the batch as a table of named inputs rather than `input` alone.
   bool named() const { return categorical.defined() || !inputs.empty(); }

@@ -3,6 +3,7 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace engine::data {
@@ -16,11 +17,23 @@ void for_each_tensor(Batch& batch, F&& f) {
   for (auto& [name, tensor] : batch.inputs) f(tensor);
 }
 
+// The smallest and largest value of an int64 tensor on the host: one pass over its values.
+std::pair<int64_t, int64_t> host_range(const torch::Tensor& target) {
+  const auto values = target.contiguous();
+  const int64_t* v = values.data_ptr<int64_t>();
+  const auto [lo, hi] = std::minmax_element(v, v + values.numel());
+  return {*lo, *hi};
+}
+
 }  // namespace
 
 DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device,
-                                   std::vector<std::shared_ptr<const Transform>> on_device)
-    : next_(std::move(next)), device_(device), on_device_(std::move(on_device)) {
+                                   std::vector<std::shared_ptr<const Transform>> on_device,
+                                   bool target_range)
+    : next_(std::move(next)),
+      device_(device),
+      on_device_(std::move(on_device)),
+      target_range_(target_range) {
   if (!device_.is_cpu()) {
     const c10::impl::VirtualGuardImpl guard(device_.type());
     side_ = guard.getStreamFromGlobalPool(device_);
@@ -30,6 +43,11 @@ DevicePrefetcher::DevicePrefetcher(Next next, const torch::Device& device,
 void DevicePrefetcher::read_ahead() {
   ahead_ = next_();
   if (!ahead_) return;
+  const auto& target = ahead_->target;
+  if (target_range_ && target.defined() && target.is_cpu() &&
+      target.scalar_type() == torch::kInt64 && target.numel() > 0) {
+    ahead_->target_range = host_range(target);
+  }
   if (!side_) {
     transform(*ahead_);
     return;

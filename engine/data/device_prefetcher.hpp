@@ -29,8 +29,11 @@ class DevicePrefetcher {
   // trained came from, not the one read ahead.
   // on_device: transforms the loader left to the device (EpochReader::device_transforms()),
   // applied after the copy, with image bytes (Batch::scale_bytes) turned into floats first.
+  // target_range: each batch's int64 target's smallest and largest class are read on the host
+  // (before the copy to an accelerator) into Batch::target_range.
   DevicePrefetcher(Next next, const torch::Device& device,
-                   std::vector<std::shared_ptr<const Transform>> on_device = {});
+                   std::vector<std::shared_ptr<const Transform>> on_device = {},
+                   bool target_range = false);
   DevicePrefetcher(const DevicePrefetcher&) = delete;
   DevicePrefetcher& operator=(const DevicePrefetcher&) = delete;
 
@@ -45,6 +48,7 @@ class DevicePrefetcher {
   Next next_;
   torch::Device device_;
   std::vector<std::shared_ptr<const Transform>> on_device_;
+  bool target_range_ = false;
   bool started_ = false;
   std::optional<Batch> ahead_;
   std::optional<c10::Stream> side_;   // the copies' stream (accelerators only)

@@ -165,8 +165,10 @@ torch::Tensor BatchNormImpl::synchronised_forward(const torch::Tensor& input,
 
   const auto means = all.select(1, 0), m2s = all.select(1, 1), counts = all.select(1, 2);
   const auto total = counts.sum(0);  // [channels], the same number in every channel
-  const double n = total[0].item<double>();
-  TORCH_CHECK(n > 1, "expected more than 1 value per channel when training, over all ", group.size,
+  // checked from this process's count (the ranks' shares are equal): reading the total would
+  // make the host wait for the device in every layer, 53 times a ResNet-50 step
+  TORCH_CHECK(local_count * group.size > 1,
+              "expected more than 1 value per channel when training, over all ", group.size,
               " processes together");
   const auto mean = (means * counts).sum(0) / total;
   const auto var = (m2s + counts * (means - mean).pow(2)).sum(0) / total;
@@ -176,7 +178,7 @@ torch::Tensor BatchNormImpl::synchronised_forward(const torch::Tensor& input,
     running_mean.mul_(1 - average_factor)
         .add_(mean.detach().to(running_mean.dtype()), average_factor);
     running_var.mul_(1 - average_factor)
-        .add_(var.detach().to(running_var.dtype()) * (n / (n - 1)), average_factor);
+        .add_((var.detach() * (total / (total - 1))).to(running_var.dtype()), average_factor);
   }
 
   std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);

@@ -101,12 +101,13 @@ int64_t Loss::class_count(const torch::Tensor& output) {
   return output.dim() >= 2 ? output.size(1) : output.size(0);
 }
 
-void Loss::check_targets(const torch::Tensor& output, const torch::Tensor& target) const {
+void Loss::check_targets(const torch::Tensor& output, const torch::Tensor& target,
+                         std::optional<std::pair<int64_t, int64_t>> range) const {
   if (!takes_class_targets()) return;  // the call itself checks shapes
   check_class_shapes(name(), output, target);
   if (target.numel() == 0) return;
   const int64_t classes = class_count(output);
-  const auto [lo, hi] = class_range(target);
+  const auto [lo, hi] = range ? *range : class_range(target);
   if (lo < 0 || hi >= classes) {
     throw core::ScriptError(name() + ": class " + std::to_string((lo < 0 ? lo : hi) + 1) +
                             " is out of range 1.." + std::to_string(classes) +

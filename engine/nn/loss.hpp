@@ -4,6 +4,9 @@
 // enter too (train/target_check.hpp), so a loss call reads no target values to check them.
 #pragma once
 
+#include <optional>
+#include <utility>
+
 #include <torch/types.h>
 
 #include <string>
@@ -41,7 +44,10 @@ class Loss {
   torch::Tensor operator()(const torch::Tensor& output, const torch::Tensor& target) const;
   // Shapes, dtypes and, for class losses, that every target is a class of the output (0-based):
   // ScriptError naming the class in Lua's terms ("class 4 is out of range 1..3").
-  void check_targets(const torch::Tensor& output, const torch::Tensor& target) const;
+  // `range`: the target's smallest and largest class when they were read on the host already
+  // (data::Batch::target_range): nothing is read back from a device then.
+  void check_targets(const torch::Tensor& output, const torch::Tensor& target,
+                     std::optional<std::pair<int64_t, int64_t>> range = std::nullopt) const;
   // The loss of targets a script handed over: 1-based classes converted and checked.
   torch::Tensor of_script_targets(const torch::Tensor& output, const torch::Tensor& target) const;
   // Classes per sample in an output of a class loss: N x C (x ...) -> C, or C for one sample.

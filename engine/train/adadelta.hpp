@@ -51,7 +51,7 @@ class Adadelta : public torch::optim::Optimizer, public MultiTensorSwitch {
   void load(torch::serialize::InputArchive& archive) override;
   // `steps` more on every parameter's count: 1 for a step a CUDA graph replayed (the counts
   // live on the host, outside the graph), -1 for the recording, which counted a step that did
-  // not run.
+  // not run, -n for n steps the loss scaler undid on the device.
   void count_recorded_step(int64_t steps = 1);
 
  private:

@@ -64,7 +64,7 @@ BatchResult Evaluator::evaluate_batch(const data::Batch& batch, TargetCheck* che
     if (spec_.loss && batch.target.defined()) {
       const auto target = batch.target.to(spec_.device);
       if (check_targets) {
-        (*check_targets)(*spec_.loss, result.output, target);
+        (*check_targets)(*spec_.loss, result.output, target, batch.target_range);
       } else {
         spec_.loss->check_targets(result.output, target);
       }
@@ -93,7 +93,7 @@ std::map<std::string, double> Evaluator::run(const data::Pipeline& pipeline,
   const bool cuda = spec_.device.is_cuda();  // pinned bytes, normalised on the GPU
   data::EpochReader reader(pipeline, spec_.seed, 0, 0, cuda, cuda);
   data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device,
-                                 reader.device_transforms());
+                                 reader.device_transforms(), check_targets.reads_every_batch());
   while (auto batch = batches.next()) {
     torch::Tensor loss;
     const BatchResult result = evaluate_batch(*batch, &check_targets, deferred ? &loss : nullptr);

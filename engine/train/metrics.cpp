@@ -190,11 +190,14 @@ PendingBatch MetricAccumulator::measure_pending(const torch::Tensor& loss,
   return out;
 }
 
-std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending) {
+std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending,
+                                       const std::vector<torch::Tensor>& also,
+                                       std::vector<double>* also_read) {
   std::vector<torch::Tensor> tensors;
   for (const auto& batch : pending) {
     for (const auto& value : batch.device) tensors.push_back(value.value.to(torch::kFloat64));
   }
+  for (const auto& value : also) tensors.push_back(value.to(torch::kFloat64).reshape({}));
   // one copy for the lot: float32 and integer counts are exact in float64, so each value is
   // what its own item<double>() would have read
   const auto read = tensors.empty() ? torch::Tensor() : torch::stack(tensors).cpu();
@@ -213,6 +216,7 @@ std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending)
     }
     out.push_back(std::move(metrics));
   }
+  if (also_read && !also.empty()) also_read->assign(numbers + at, numbers + at + also.size());
   return out;
 }
 

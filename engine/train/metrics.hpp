@@ -59,7 +59,10 @@ struct PendingBatch {
 
 // Reads every device value of `pending` in one copy; the batches' metrics, in order, equal to
 // what measure() would have given for each (the same values, the same divisions).
-std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending);
+// `also`: device scalars read in the same copy, their values into *also_read in that order.
+std::vector<BatchMetrics> read_pending(const std::vector<PendingBatch>& pending,
+                                       const std::vector<torch::Tensor>& also = {},
+                                       std::vector<double>* also_read = nullptr);
 
 class MetricAccumulator {
  public:

@@ -9,10 +9,11 @@ TargetCheck::TargetCheck(const data::Pipeline& pipeline)
     : classes_(pipeline.source().class_count()), data_(pipeline.source().describe()) {}
 
 void TargetCheck::operator()(const nn::Loss& loss, const torch::Tensor& output,
-                             const torch::Tensor& target) {
+                             const torch::Tensor& target,
+                             std::optional<std::pair<int64_t, int64_t>> range) {
   if (done_ || !loss.takes_class_targets()) return;
   if (!classes_) {
-    loss.check_targets(output, target);  // a source that cannot vouch: every batch
+    loss.check_targets(output, target, range);  // a source that cannot vouch: every batch
     return;
   }
   if (output.dim() < 1) return;  // the loss's own shape check says what is wrong

@@ -15,7 +15,11 @@ class TargetCheck {
  public:
   explicit TargetCheck(const data::Pipeline& pipeline);
   // Before loss(output, target); ScriptError naming the data and the classes when they do not fit.
-  void operator()(const nn::Loss& loss, const torch::Tensor& output, const torch::Tensor& target);
+  // `range`: the batch's classes read on the host before its copy (data::Batch::target_range).
+  void operator()(const nn::Loss& loss, const torch::Tensor& output, const torch::Tensor& target,
+                  std::optional<std::pair<int64_t, int64_t>> range = std::nullopt);
+  // Whether every batch's targets are read: a DevicePrefetcher then reads their range on the host.
+  bool reads_every_batch() const { return !classes_; }
 
  private:
   std::optional<int64_t> classes_;

@@ -46,8 +46,7 @@ void check_trainable_output(const torch::Tensor& output) {
       "gradient. Return the scores, and take argmax in metrics or predict");
 }
 
-constexpr int kNanWarnings = 5;    // skipped batches reported one by one; the rest are counted
-constexpr int kOverflowNotes = 3;  // the same for steps the loss scaler skips
+constexpr int kNanWarnings = 5;  // skipped batches reported one by one; the rest are counted
 
 // The metrics a split's rows are sure to hold; nothing when a hook may add names of its own.
 std::optional<std::vector<std::string>> certain_metrics(const TrainSpec& spec,
@@ -152,6 +151,7 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
     master_ = std::make_unique<MasterWeights>(*spec_.model.module, *spec_.optimizer, torch::kHalf);
     stepped_ = master_->optimizer_parameters();
   }
+  prepare_scaler();  // after master_: where the scaler's state lives
   batches_per_epoch_ = spec_.train_data->size();
   const int64_t k = spec_.options.accumulate;
   steps_per_epoch_ = (batches_per_epoch_ + k - 1) / k;
@@ -243,7 +243,7 @@ bool Trainer::backward(const torch::Tensor& loss) {
   core::Activity activity("the backward pass of step", state_.step + 1);
   auto scaled = loss;
   if (spec_.options.accumulate > 1) scaled = scaled / static_cast<double>(spec_.options.accumulate);
-  if (use_scaler_) scaled = scaler_.scale(scaled);
+  if (use_scaler_) scaled = scaled_loss(scaled);
   if (parallel_) {
     parallel_->backward(scaled, synchronise_backward());
   } else {
@@ -310,37 +310,6 @@ bool Trainer::step() {
   return true;
 }
 
-void Trainer::optimizer_step() {
-  core::Activity activity("the optimizer's update at step", state_.step + 1);
-  micro_ = 0;
-  const auto& o = spec_.options;
-  bool finite = true;
-  if (master_) master_->gradients_to_masters();
-  if (use_scaler_) finite = scaler_.unscale(stepped_);
-  if (finite && o.clip_grad_value > 0)
-    torch::nn::utils::clip_grad_value_(stepped_, o.clip_grad_value);
-  if (finite && o.clip_grad_norm > 0) {
-    torch::nn::utils::clip_grad_norm_(stepped_, o.clip_grad_norm, o.clip_norm_type);
-  }
-  if (finite) spec_.optimizer->step();
-  if (finite && master_) master_->masters_to_model();
-  if (master_) master_->release_model_gradients();
-  if (use_scaler_) {
-    if (!finite && ++state_.epoch_overflow_skipped <= kOverflowNotes) {
-      core::log::info(
-          "gradient overflow at step {}: step skipped, loss scale {} -> {}", state_.step + 1,
-          core::number_string(scaler_.current_scale()),
-          core::number_string(scaler_.current_scale() * spec_.options.loss_scale.backoff_factor));
-    }
-    scaler_.update(finite);
-    state_.grad_scale = scaler_.current_scale();
-    state_.grad_scale_tracker = scaler_.growth_tracker();
-  }
-  release_gradients(*spec_.optimizer);
-  ++state_.step;
-  ++steps_here_;
-}
-
 void Trainer::log(const std::map<std::string, double>& values) {
   // each name becomes a dataset of the run file: refused here, not at the row's write
   for (const auto& [name, value] : values) core::check_path_name("ctx:log's metric", name);
@@ -372,7 +341,7 @@ BatchResult Trainer::optimize_batch(const data::Batch& batch) {
     // the last replay left its gradients in place (the graph's own memory): an eager backward
     // must not add to them; and the scale it left on the device is the one to go on with
     release_gradients(*spec_.optimizer);
-    pull_graph_scaler();
+    if (!scales_on_device_) pull_scaler();
   }
   return eager_batch(batch);
 }
@@ -395,7 +364,7 @@ BatchResult Trainer::eager_batch(const data::Batch& batch) {
       check_trainable_output(output);
       const auto target = batch.target.to(spec_.device);
       if (master_) output = output.to(torch::kFloat32);  // the loss of a float16 model in float32
-      (*check_targets_)(*spec_.loss, output, target);
+      (*check_targets_)(*spec_.loss, output, target, batch.target_range);
       auto loss = (*spec_.loss)(output, target);
       if (step_part_end_) step_part_end_(StepPart::kForward);
       backward(loss);
@@ -449,9 +418,15 @@ void Trainer::run_batch(const data::Batch& batch) {
 }
 
 void Trainer::settle() {
-  pull_graph_scaler();  // the loss scale and the skipped steps, for the row and the checkpoint
-  if (pending_.empty()) return;
-  const auto batches = read_pending(pending_);
+  // the loss scale and the skipped steps, for the row and the checkpoint: read with the
+  // pending values in one copy when there are any
+  if (pending_.empty()) {
+    pull_scaler();
+    return;
+  }
+  std::vector<double> scaler_values;
+  const auto batches = read_pending(pending_, scaler_tensors(), &scaler_values);
+  take_scaler_values(scaler_values);
   for (size_t i = 0; i < batches.size(); ++i) {
     const auto loss = batches[i].means.find("loss");
     if (loss != batches[i].means.end() && !std::isfinite(loss->second)) {
@@ -527,7 +502,7 @@ void Trainer::train_epoch() {
                            cuda);
   // one batch read ahead, its copy to the device overlapping this step (on the CPU as is)
   data::DevicePrefetcher batches([&reader] { return reader.next(); }, spec_.device,
-                                 reader.device_transforms());
+                                 reader.device_transforms(), check_targets_->reads_every_batch());
   bool exhausted = false;
   int64_t skipped_here = 0;  // by the batches trained so far, not the one read ahead
   while (!stop_ && state_.step < total_steps_) {

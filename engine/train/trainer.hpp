@@ -93,11 +93,20 @@ class Trainer : public StepContext {
   // batch) once enough steps ran eagerly; an empty result means the batch runs eagerly.
   std::optional<BatchResult> graphed_batch(const data::Batch& batch);
   void graph_work();  // what the graph records: the built-in step on graph_batch_
-  // With loss scaling: the step recorded with the scaler inside it (unscale, the step undone
-  // where a gradient overflowed, the scale grown or backed off), all on the device.
+  // The loss scaler (trainer_scaler.cpp). prepare_scaler: its device scalars, and whether eager
+  // steps keep its state there (scales_on_device_). graph_scaled_step: the step recorded with
+  // the scaler inside it; scaled_step_on_device: unscale, the step undone where a gradient
+  // overflowed, the scale grown or backed off, all on the device.
+  void prepare_scaler();
+  torch::Tensor scaled_loss(const torch::Tensor& loss);
   void graph_scaled_step();
-  void push_graph_scaler();  // the host's scale and count to the device, before replays
-  void pull_graph_scaler();  // the device's back to the host (a read), at log steps
+  void scaled_step_on_device();
+  void push_scaler();  // the host's scale and count to the device, before device steps
+  void pull_scaler();  // the device's back to the host (a read), at log steps
+  // The device scalars a read at a log step takes with the pending values (none when the host
+  // holds the state), and what it read of them, in that order.
+  std::vector<torch::Tensor> scaler_tensors() const;
+  void take_scaler_values(const std::vector<double>& values);
   void check_graphable() const;
   bool optimizer_has_state() const;  // every parameter's, where the optimizer keeps any
   void optimizer_step();
@@ -169,10 +178,11 @@ class Trainer : public StepContext {
   std::vector<double> graph_lrs_;
   int64_t eager_since_graph_ = 0;
   // The loss scaler inside the graph: its scale and good-step count as device scalars, and the
-  // steps it skipped since the host last read them (pull_graph_scaler); whether the replays
+  // steps it skipped since the host last read them (pull_scaler); whether the replays
   // since then left the host's GradScaler behind.
-  torch::Tensor graph_scale_, graph_growth_tracker_, graph_skipped_;
+  torch::Tensor scale_on_device_, growth_on_device_, skipped_on_device_;
   bool scaler_on_device_ = false;
+  bool scales_on_device_ = false;  // eager steps scale with the device's state too
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

@@ -154,94 +154,9 @@ void Trainer::graph_work() {
   spec_.optimizer->step();
 }
 
-namespace {
-
-// What an optimizer's step changes besides the parameters: SGD's momentum buffers, Adadelta's
-// running averages (the optimizers a graph records).
-std::vector<torch::Tensor> optimizer_state_tensors(torch::optim::Optimizer& optimizer) {
-  std::vector<torch::Tensor> tensors;
-  for (auto& [key, state] : optimizer.state()) {
-    if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(state.get())) {
-      if (sgd->momentum_buffer().defined()) tensors.push_back(sgd->momentum_buffer());
-    } else if (auto* adadelta = dynamic_cast<AdadeltaParamState*>(state.get())) {
-      tensors.push_back(adadelta->square_avg());
-      tensors.push_back(adadelta->acc_delta());
-    }
-  }
-  return tensors;
-}
-
-}  // namespace
-
-// GradScaler::unscale, the step when finite and GradScaler::update, as device operations: the
-// same arithmetic (the scale is a power of two with the default factors, so its float32 copy
-// is exact), with "skip the step" done by putting back what the step changed.
-void Trainer::graph_scaled_step() {
-  (graph_loss_ * graph_scale_).backward();
-  const auto inverse = graph_scale_.reciprocal();
-  auto overflow = torch::zeros({}, graph_scale_.options().dtype(torch::kBool));
-  for (auto& p : stepped_) {
-    auto grad = p.grad();
-    if (!grad.defined()) continue;
-    grad.mul_(inverse);
-    overflow = overflow.logical_or(torch::logical_not(torch::isfinite(grad)).any());
-  }
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> before;
-  for (const auto& t : stepped_) before.emplace_back(t, t.detach().clone());
-  for (const auto& t : optimizer_state_tensors(*spec_.optimizer)) before.emplace_back(t, t.clone());
-  spec_.optimizer->step();
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& [t, old] : before) t.copy_(torch::where(overflow, old, t));
-  }
-  const auto& scaling = spec_.options.loss_scale;
-  const auto grown = graph_scale_ * scaling.growth_factor;
-  const auto counted = graph_growth_tracker_ + 1;
-  const auto grow = torch::logical_and(torch::logical_not(overflow),
-                                       counted >= static_cast<double>(scaling.growth_interval));
-  const auto within = grown <= static_cast<double>(std::numeric_limits<float>::max());
-  const auto scale =
-      torch::where(overflow, graph_scale_ * scaling.backoff_factor,
-                   torch::where(torch::logical_and(grow, within), grown, graph_scale_));
-  graph_growth_tracker_.copy_(
-      torch::where(torch::logical_or(overflow, grow), torch::zeros_like(counted), counted));
-  graph_scale_.copy_(scale);
-  graph_skipped_.add_(overflow.to(graph_skipped_.scalar_type()));
-}
-
-void Trainer::push_graph_scaler() {
-  if (!use_scaler_ || scaler_on_device_) return;
-  graph_scale_.fill_(scaler_.current_scale());
-  graph_growth_tracker_.fill_(static_cast<double>(scaler_.growth_tracker()));
-  graph_skipped_.zero_();
-  scaler_on_device_ = true;
-}
-
-void Trainer::pull_graph_scaler() {
-  if (!scaler_on_device_) return;
-  scaler_on_device_ = false;
-  const auto read =
-      torch::stack({graph_scale_.to(torch::kFloat64), graph_growth_tracker_.to(torch::kFloat64),
-                    graph_skipped_.to(torch::kFloat64)})
-          .cpu();
-  const double* values = read.data_ptr<double>();
-  scaler_.restore(values[0], static_cast<int64_t>(values[1]));
-  state_.grad_scale = scaler_.current_scale();
-  state_.grad_scale_tracker = scaler_.growth_tracker();
-  const auto skipped = static_cast<int64_t>(values[2]);
-  if (skipped == 0) return;
-  state_.epoch_overflow_skipped += skipped;
-  // the replays counted Adadelta's steps whether or not they were skipped
-  auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
-  if (adadelta && !spec_.options.cuda_graphs_stand_in) adadelta->count_recorded_step(-skipped);
-  core::log::info("gradient overflow: {} recorded step{} skipped by step {}, loss scale now {}",
-                  skipped, skipped == 1 ? "" : "s", state_.step,
-                  core::number_string(scaler_.current_scale()));
-}
-
 std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
   if (graph_ && group_lrs(*spec_.optimizer) != graph_lrs_) {  // a new rate: record again, now
-    pull_graph_scaler();  // the eager step that records it goes on from the device's scale
+    pull_scaler();  // the eager step that records it goes on from the device's scale
     graph_gradients_.clear();
     graph_output_ = graph_loss_ = torch::Tensor();
     graph_.reset();
@@ -261,12 +176,6 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
     }
     for (auto& [name, tensor] : graph_batch_.inputs) tensor = tensor.clone();
     graph_ = std::make_unique<core::CudaGraph>(spec_.device, spec_.options.cuda_graphs_stand_in);
-    if (use_scaler_ && !graph_scale_.defined()) {
-      const auto on = torch::TensorOptions().device(spec_.device).dtype(torch::kFloat32);
-      graph_scale_ = torch::zeros({}, on);
-      graph_growth_tracker_ = torch::zeros({}, on);
-      graph_skipped_ = torch::zeros({}, on);
-    }
     release_gradients(*spec_.optimizer);  // an earlier graph's, when recording again
     BatchResult warm;
     graph_->capture(
@@ -299,7 +208,7 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
   if (batch.target.defined()) graph_batch_.target.copy_(batch.target, true);
   if (batch.categorical.defined()) graph_batch_.categorical.copy_(batch.categorical, true);
   for (auto& [name, tensor] : graph_batch_.inputs) tensor.copy_(batch.inputs.at(name), true);
-  push_graph_scaler();
+  push_scaler();
   graph_->replay();
   // what the step's bookkeeping does after an eager step, the gradients left where they are
   auto* adadelta = dynamic_cast<Adadelta*>(spec_.optimizer.get());
@@ -307,7 +216,7 @@ std::optional<BatchResult> Trainer::graphed_batch(const data::Batch& batch) {
   micro_ = 0;
   ++state_.step;
   ++steps_here_;
-  (*check_targets_)(*spec_.loss, graph_output_, graph_batch_.target);
+  (*check_targets_)(*spec_.loss, graph_output_, graph_batch_.target, batch.target_range);
   // the graph writes its loss to the same memory every replay: a read later needs a copy
   batch_loss_tensor_ = graph_loss_.detach().clone();
   if (!deferred_) batch_loss_ = batch_loss_tensor_.to(torch::kFloat64).item<double>();

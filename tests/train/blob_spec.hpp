@@ -25,6 +25,14 @@ struct Recorder : train::Observer {
   void on_epoch_end(const train::EpochSummary& s) override { epochs.push_back(s); }
   void on_checkpoint(const std::string& path, int64_t) override { checkpoints.push_back(path); }
   void on_checkpoint_removed(const std::string& path) override { removed.push_back(path); }
+  // One value of every /metrics/data row (one an epoch), in order.
+  std::vector<double> data_values(const std::string& name) const {
+    std::vector<double> out;
+    for (const auto& r : rows) {
+      if (r.split == "data") out.push_back(r.values.at(name));
+    }
+    return out;
+  }
   // The rows without their time column, which differs between runs.
   std::vector<std::tuple<std::string, int64_t, double, std::map<std::string, double>>> series()
       const {

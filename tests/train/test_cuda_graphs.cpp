@@ -84,11 +84,8 @@ TEST_CASE("the loss scaler recorded in the graph skips, backs off and grows as t
     spec.options.cuda_graphs_stand_in = graphs;
     Recorder recorder;
     train::Trainer(spec, {&recorder}).run();
-    std::vector<double> skipped;
-    for (const auto& row : recorder.rows) {
-      if (row.split == "data") skipped.push_back(row.values.at("overflow_skipped_steps"));
-    }
-    return std::make_tuple(recorder.series(), engine::test::all_weights(spec), skipped);
+    return std::make_tuple(recorder.series(), engine::test::all_weights(spec),
+                           recorder.data_values("overflow_skipped_steps"));
   };
   const auto [eager, eager_weights, eager_skipped] = run(false);
   const auto [graphed, graphed_weights, graphed_skipped] = run(true);

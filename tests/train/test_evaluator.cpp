@@ -3,7 +3,10 @@
 #include <c10/core/InferenceMode.h>
 
 #include "engine/core/errors.hpp"
+#include "engine/data/device_prefetcher.hpp"
+#include "engine/data/loader.hpp"
 #include "engine/train/evaluator.hpp"
+#include "engine/train/target_check.hpp"
 #include "engine/train/trainer.hpp"
 #include "tests/train/blob_spec.hpp"
 
@@ -103,8 +106,8 @@ TEST_CASE("Evaluator: an evaluate_batch hook measures unlabelled batches, weight
     return r;
   };
   data::Pipeline unlabelled =
-      data::Pipeline(std::make_shared<data::TensorSource>(torch::randn({10, 8}), torch::Tensor(),
-                                                          "new rows"))
+      data::Pipeline(
+          std::make_shared<data::TensorSource>(torch::randn({10, 8}), torch::Tensor(), "new rows"))
           .batch(4);
   const auto metrics = train::Evaluator(spec).run(unlabelled);
   CHECK(metrics.at("rows") == doctest::Approx((4.0 * 4 + 4 * 4 + 2 * 2) / 10));
@@ -149,6 +152,32 @@ TEST_CASE("TargetCheck: classes checked where the data enters the loss, once whe
                        doctest::Contains("class 6 is out of range 1..4"), core::ScriptError);
   // negative targets are not classes a source can vouch for
   CHECK_FALSE(data::TensorSource(input, target - 1, "shifted").class_count().has_value());
+}
+
+TEST_CASE("TargetCheck: a range read on the host before the copy reads nothing back") {
+  // an unvouched source's batches: the prefetcher reads each target's classes on the host
+  auto target = torch::tensor({0, 5, 2, 3, 4, 1, 0, 1}, torch::kInt64);
+  data::TensorSource six(torch::randn({8, 8}), target, "six classes");
+  auto pipeline = data::Pipeline(std::make_shared<UnvouchedSource>(six)).batch(4);
+  data::EpochReader reader(pipeline, 1, 0, 0, false, false);
+  data::DevicePrefetcher batches([&reader] { return reader.next(); }, torch::kCPU, {},
+                                 /*target_range=*/true);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  while (auto batch = batches.next()) ranges.push_back(batch->target_range.value());
+  CHECK((ranges == std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {0, 4}}));
+
+  // on a device with no host memory (meta stands in for a GPU) the check takes the range as
+  // read: a read of the target itself would fail there
+  train::TargetCheck check(pipeline);
+  REQUIRE(check.reads_every_batch());
+  const auto meta = torch::TensorOptions().device(torch::kMeta);
+  const auto output = torch::empty({4, 6}, meta);
+  const auto on_device = torch::empty({4}, meta.dtype(torch::kInt64));
+  const auto loss = nn::Loss(nn::Loss::Kind::kCrossEntropy);
+  CHECK_NOTHROW(check(loss, output, on_device, std::make_pair<int64_t, int64_t>(0, 5)));
+  CHECK_THROWS_WITH_AS(
+      check(loss, torch::empty({4, 4}, meta), on_device, std::make_pair<int64_t, int64_t>(0, 5)),
+      doctest::Contains("class 6 is out of range 1..4"), core::ScriptError);
 }
 
 TEST_CASE("Evaluator: the combining step also receives the records skipped as bad") {
