@@ -14,6 +14,10 @@ namespace engine::distributed {
 namespace {
 
 constexpr size_t kFirstBucketBytes = 1 << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
+// The gradients are views into the all-reduce buckets (DDP's gradient_as_bucket_view=True): no
+// copy from the buckets back into separate gradient tensors after each all-reduce, and no
+// second copy of the gradients' memory.
+constexpr bool kGradientAsBucketView = true;
 
 std::vector<torch::Tensor> trainable(std::vector<torch::Tensor> parameters) {
   parameters.erase(std::remove_if(parameters.begin(), parameters.end(),
@@ -36,16 +40,15 @@ std::unique_ptr<Reducer> make_reducer(std::vector<torch::Tensor> params,
                     Reducer, std::vector<torch::Tensor>, std::vector<std::vector<size_t>>,
                     std::vector<size_t>, c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<bool>,
                     int64_t, bool, bool, std::unordered_map<size_t, std::string>, int64_t>) {
-    return std::make_unique<Reducer>(std::move(params), std::move(buckets), std::move(limits),
-                                     group, std::vector<bool>(count, false), bucket_bytes,
-                                     find_unused, /*gradient_as_bucket_view=*/false,
-                                     std::unordered_map<size_t, std::string>{},
-                                     static_cast<int64_t>(kFirstBucketBytes));
+    return std::make_unique<Reducer>(
+        std::move(params), std::move(buckets), std::move(limits), group,
+        std::vector<bool>(count, false), bucket_bytes, find_unused, kGradientAsBucketView,
+        std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes));
   } else {
     (void)limits;
     return std::make_unique<Reducer>(
         std::move(params), std::move(buckets), group, std::vector<bool>(count, false), bucket_bytes,
-        find_unused, /*gradient_as_bucket_view=*/false, std::unordered_map<size_t, std::string>{},
+        find_unused, kGradientAsBucketView, std::unordered_map<size_t, std::string>{},
         static_cast<int64_t>(kFirstBucketBytes),
         /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
         std::vector<int64_t>{});

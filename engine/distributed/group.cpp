@@ -103,10 +103,14 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
     heartbeat_ = std::make_unique<Heartbeat>(world_, open_store(false));
 #ifdef USE_C10D_NCCL
     if (device_.is_cuda()) {
-      // A collective past --dist_timeout throws from wait() (exit 8, naming the ranks) instead
-      // of NCCL's watchdog aborting the process; a user's own setting is kept.
-      setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);
-      setenv("NCCL_BLOCKING_WAIT", "1", 0);  // the name before PyTorch 2.2
+      // As DDP runs NCCL: wait() makes the current stream wait for the collective, never the
+      // host (blocking-wait mode made every buffer broadcast before a forward wait for the
+      // whole GPU queue). A collective past --dist_timeout is found by NCCL's watchdog, which
+      // aborts the communicators without ending the process (CleanUpOnly, 2); the next
+      // collective or wait() then throws, which ends the run with exit 8 naming the ranks the
+      // heartbeat lost. A user's own settings are kept.
+      setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", 0);
+      setenv("NCCL_ASYNC_ERROR_HANDLING", "2", 0);  // the name before PyTorch 2.2
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = world_.timeout;
       backend_ = process_group(c10::make_intrusive<c10d::ProcessGroupNCCL>(

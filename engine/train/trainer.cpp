@@ -124,7 +124,9 @@ Trainer::Trainer(TrainSpec& spec, std::vector<Observer*> observers, std::string 
                  distributed::Group* group)
     : spec_(spec), observers_(std::move(observers)), run_file_(std::move(run_file)) {
   check_spec(spec_);
-  if (group && group->size() > 1) {
+  // one process on a GPU goes through the all-reduce as well (DDP with a world of one), so that
+  // one GPU exercises the path a job of several takes
+  if (group && (group->size() > 1 || group->device().is_cuda())) {
     parallel_ = std::make_unique<DataParallel>(*group, spec_);  // the pipelines become shares
     state_.world_size = group->size();
   }
