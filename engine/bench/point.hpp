@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct PointResult {
   // after them on CUDA.
   std::map<std::string, std::vector<double>> part_ms;
   Summary summary;
+  // The mean milliseconds of a batch in as many batches again with no synchronisation between
+  // them (time_pipelined), after the timed ones: what a loop that keeps the device's queue full
+  // gets. On the CPU, where a batch's work is done when it returns, the timed batches' mean.
+  double pipelined_ms = std::numeric_limits<double>::quiet_NaN();
   std::string loss;  // the loss the training phase used (NLLLoss or CrossEntropyLoss)
   int64_t peak_resident_bytes = 0;
   // CUDA memory allocated, and held by the caching allocator, at their peaks over the timed

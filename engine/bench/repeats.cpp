@@ -1,6 +1,7 @@
 #include "engine/bench/repeats.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "engine/bench/sweep_runner.hpp"
@@ -19,6 +20,7 @@ void Repeats::take(const io::BenchPoint& one, double p50_ms) {
     merged_.resources.clear();
   }
   p50s_.push_back(p50_ms);
+  if (std::isfinite(one.row.pipelined_ms)) pipelined_ms_.push_back(one.row.pipelined_ms);
   merged_.batch_ms.insert(merged_.batch_ms.end(), one.batch_ms.begin(), one.batch_ms.end());
   merged_.batch_repeat.insert(merged_.batch_repeat.end(), one.batch_ms.size(), repeat);
   for (const auto& [part, ms] : one.part_ms) {
@@ -66,6 +68,11 @@ io::BenchPoint Repeats::merged() const {
   auto& row = point.row;
   record_summary(row, summarize(point.batch_ms, row.batch_size));
   record_parts(row, point.part_ms);
+  if (!pipelined_ms_.empty()) {  // the repeats' mean
+    double sum = 0;
+    for (double ms : pipelined_ms_) sum += ms;
+    record_pipelined(row, sum / static_cast<double>(pipelined_ms_.size()));
+  }
   row.repeats = count();
   point.details.erase("repeat_p50_ms");
   if (count() > 1) {

@@ -27,6 +27,7 @@ class Repeats {
   double unstable_spread_;
   io::BenchPoint merged_;
   std::vector<double> p50s_;
+  std::vector<double> pipelined_ms_;  // each repeat's, where it has one
 };
 
 }  // namespace engine::bench

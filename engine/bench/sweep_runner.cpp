@@ -217,6 +217,14 @@ void record_summary(io::BenchRow& row, const Summary& s) {
   row.throughput_per_rank = row.world_size > 1 ? s.throughput : io::BenchRow::kNone;
 }
 
+void record_pipelined(io::BenchRow& row, double pipelined_ms) {
+  row.pipelined_ms = pipelined_ms;
+  const auto ranks = static_cast<double>(std::max<int64_t>(1, row.world_size));
+  row.throughput_pipelined =
+      pipelined_ms > 0 ? static_cast<double>(row.batch_size) * 1000.0 / pipelined_ms * ranks
+                       : io::BenchRow::kNone;
+}
+
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms) {
   auto mean = [&](const char* part) {
     const auto it = part_ms.find(part);

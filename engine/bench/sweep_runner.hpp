@@ -28,6 +28,8 @@ void check_isolation(const std::vector<PlannedPoint>& plan, Isolation isolation)
 // The row's timing columns from a summary of its batches (one rank's, for a row whose
 // world_size is set: its throughput is then the world's).
 void record_summary(io::BenchRow& row, const Summary& summary);
+// The pipelined figure (PointResult::pipelined_ms) and the throughput it gives.
+void record_pipelined(io::BenchRow& row, double pipelined_ms);
 // The row's part columns (data_ms, forward_ms, backward_ms, optimizer_ms): each part's mean;
 // parts not measured stay NaN.
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms);

@@ -33,6 +33,16 @@ std::vector<double> time_batches(const std::function<void()>& batch, int64_t war
   return ms;
 }
 
+double time_pipelined(const std::function<void()>& batch, int64_t n, const torch::Device& device,
+                      const Clock& clock) {
+  if (n <= 0) return std::numeric_limits<double>::quiet_NaN();
+  synchronize(device);
+  const double start = clock();
+  for (int64_t i = 0; i < n; ++i) batch();
+  synchronize(device);
+  return (clock() - start) * 1000.0 / static_cast<double>(n);
+}
+
 PartTimer::PartTimer(torch::Device device, Clock clock)
     : device_(device), clock_(std::move(clock)) {}
 

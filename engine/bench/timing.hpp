@@ -25,6 +25,12 @@ void synchronize(const torch::Device& device);
 std::vector<double> time_batches(const std::function<void()>& batch, int64_t warmup, int64_t timed,
                                  const torch::Device& device, const Clock& clock = steady_seconds);
 
+// Runs `batch` n times with no synchronisation between them, the device synchronised before
+// the first and after the last: the mean milliseconds a batch takes while the device's queue
+// stays full, as in a training loop that reads nothing back (PyTorch's pipelined loop).
+double time_pipelined(const std::function<void()>& batch, int64_t n, const torch::Device& device,
+                      const Clock& clock = steady_seconds);
+
 // Times the parts of each batch (data, forward, backward, optimizer): start() as a batch
 // begins, end(part) as each part ends, the device synchronised before each reading. While
 // disabled (as made) both do nothing, so that warm-up batches are not recorded.

@@ -2,6 +2,7 @@
 // sweep from a Lua script (engine bench SWEEP.lua, see bench_sweep.cpp).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -220,6 +221,10 @@ void print_text(const run::MeasuredPoint& run) {
   std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
               r.throughput, r.throughput_p50,
               static_cast<double>(r.peak_resident_bytes) / (1 << 20));
+  if (r.device != "cpu" && std::isfinite(r.pipelined_ms)) {  // on the CPU it is the mean
+    std::printf("  pipelined (no wait between batches): %.3f ms a batch, %.1f samples/s\n",
+                r.pipelined_ms, r.throughput_pipelined);
+  }
   if (r.peak_device_bytes > 0) {
     std::printf("  peak device memory %.0f MiB\n",
                 static_cast<double>(r.peak_device_bytes) / (1 << 20));

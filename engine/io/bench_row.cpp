@@ -68,6 +68,8 @@ const std::vector<BenchField>& bench_fields() {
       {"p99_ms", &R::p99_ms, true, "p99_ms"},
       {"throughput", &R::throughput, true, "throughput", 2},
       {"throughput_p50", &R::throughput_p50, true, "throughput_p50", 2},
+      {"pipelined_ms", &R::pipelined_ms, true, "pipelined_ms"},
+      {"throughput_pipelined", &R::throughput_pipelined, true, "throughput_pipelined", 2},
       {"throughput_per_rank", &R::throughput_per_rank, true, "throughput_per_rank", 2},
       {"scaling_efficiency", &R::scaling_efficiency},
       {"data_ms", &R::data_ms, true, "data_ms"},

@@ -29,6 +29,9 @@ struct BenchRow {
   std::string error_kind;  // oom | error | crash | timeout, or empty
   double mean_ms = kNone, std_ms = kNone, p50_ms = kNone, p90_ms = kNone, p99_ms = kNone;
   double throughput = kNone, throughput_p50 = kNone;  // samples/s from the mean, from p50
+  // A batch's mean with no wait between batches (bench::time_pipelined; on the CPU the mean),
+  // and the samples/s it gives (the world's, for a data-parallel point).
+  double pipelined_ms = kNone, throughput_pipelined = kNone;
   // A data-parallel point (world_size > 1): throughput is the world's, summed over the ranks;
   // per rank, throughput / world_size; the efficiency against the same point on one process
   // (docs/benchmarks.md), NaN where the sweep has no such point.

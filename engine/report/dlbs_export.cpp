@@ -77,6 +77,8 @@ void add_engine_figures(const io::BenchContents& file, const io::BenchPoint& poi
                                     {"p90_ms", row.p90_ms},
                                     {"p99_ms", row.p99_ms},
                                     {"throughput", row.throughput},
+                                    {"pipelined_ms", row.pipelined_ms},
+                                    {"throughput_pipelined", row.throughput_pipelined},
                                     {"throughput_per_rank", row.throughput_per_rank},
                                     {"scaling_efficiency", row.scaling_efficiency},
                                     {"data_ms", row.data_ms},

@@ -63,6 +63,7 @@ io::BenchPoint measured_row(const std::string& model, const bench::PointOptions&
   row.world_size = request.group ? request.group->size() : 1;
   row.status = core::PointStatus::kOk;
   bench::record_summary(row, result.summary);
+  bench::record_pipelined(row, result.pipelined_ms);
   row.peak_resident_bytes = result.peak_resident_bytes;
   row.peak_device_bytes = result.peak_device_bytes;
   row.repeats = 1;

@@ -74,6 +74,21 @@ TEST_CASE("time_batches: warm-up untimed, each timed batch between two clock rea
   CHECK(bench::time_batches(batch, 0, 0, torch::kCPU, [&] { return now; }).empty());
 }
 
+TEST_CASE("time_pipelined: n batches between two clock readings, the mean of them") {
+  const std::vector<double> durations{0.001, 0.002, 0.006};
+  double now = 100;
+  size_t calls = 0, readings = 0;
+  const auto batch = [&] { now += durations.at(calls++); };
+  const auto clock = [&] {
+    ++readings;
+    return now;
+  };
+  CHECK(bench::time_pipelined(batch, 3, torch::kCPU, clock) == doctest::Approx(3));
+  CHECK(calls == 3);
+  CHECK(readings == 2);  // no reading, and so no wait for the device, between the batches
+  CHECK(std::isnan(bench::time_pipelined(batch, 0, torch::kCPU, clock)));
+}
+
 TEST_CASE("PartTimer: records nothing while disabled, then each part from the last reading") {
   double now = 10;
   bench::PartTimer parts(torch::kCPU, [&] { return now; });

@@ -658,6 +658,10 @@ LUA
       fail "bench --json failed"
     printf '%s' "$out" | grep -qE '^\{"impl":"engine","model":"mlp","phase":"inference".*"p50_ms":[0-9.]+' ||
       fail "bench --json printed: $out"
+    # the pipelined figure beside the synced one: on the CPU the same mean
+    mean=$(printf '%s' "$out" | grep -oE '"mean_ms":[0-9.]+' | cut -d: -f2)
+    printf '%s' "$out" | grep -qF "\"pipelined_ms\":$mean," ||
+      fail "bench --json: pipelined_ms is not the mean ($mean) on the CPU: $out"
     expect 0 "training" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only false
     # DLBS's str2bool spellings, any case
     expect 0 "mlp, inference" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 2 --forward_only True
