@@ -112,6 +112,11 @@ cxxopts::Options train_options() {
       "train this many epochs, whatever the script's trainer says (a resumed run goes on to it)",
       cxxopts::value<int64_t>())(
       "steps", "train this many optimizer steps in all, whatever the script's trainer says",
+      cxxopts::value<int64_t>())(
+      "budget",
+      "the length the whole run is planned for, in the unit of --epochs or --steps, when those "
+      "train a stage of it (engine search's rungs): the script's hp.budget, with the stage's "
+      "length as hp.rung; default: --epochs or --steps",
       cxxopts::value<int64_t>());
   add_distributed_flags(options);
   return options;
@@ -139,6 +144,21 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
   };
   run_length("epochs", request.epochs);
   run_length("steps", request.steps);
+  run_length("budget", request.budget);
+  if (request.budget) {
+    const auto length = request.steps ? request.steps : request.epochs;
+    if (!length) {
+      throw core::UsageError(
+          "--budget is the whole length that --epochs or --steps trains a "
+          "stage of: give one of them too");
+    }
+    if (*request.budget < *length) {
+      throw core::UsageError("--budget " + std::to_string(*request.budget) +
+                             " is shorter than the stage it plans for (--" +
+                             (request.steps ? "steps " : "epochs ") + std::to_string(*length) +
+                             ")");
+    }
+  }
   return request;
 }
 

@@ -133,11 +133,12 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
 }
 
 void RunContext::build_spec(torch::Device device) {
-  // the length this run trains to (a search trial's rung), as hp.budget for its schedules
-  if (request_.steps) {
-    script_->set_budget("steps", *request_.steps);
-  } else if (request_.epochs) {
-    script_->set_budget("epochs", *request_.epochs);
+  // the length the run is planned for, as hp.budget for its schedules: --budget when this run
+  // trains a stage of it (a search trial's rung, also hp.rung), else the length it trains to
+  const std::optional<int64_t> length = request_.steps ? request_.steps : request_.epochs;
+  if (length) {
+    script_->set_budget(request_.steps ? "steps" : "epochs", request_.budget.value_or(*length),
+                        request_.budget ? length : std::nullopt);
   }
   {
     core::Activity activity("building the script's model, data and optimizer");

@@ -39,6 +39,9 @@ struct RunRequest {
   // --epochs / --steps: the run's length instead of the script's trainer (a resumed run goes
   // on to it; engine search trains trials rung by rung this way)
   std::optional<int64_t> epochs, steps;
+  // --budget: the length the whole run is planned for (hp.budget), in the unit of --epochs or
+  // --steps, when those train a stage of it (a search trial's rung: hp.rung)
+  std::optional<int64_t> budget;
 };
 
 // What the checkpoint is for: the trainer's whole state (engine train --resume), or the

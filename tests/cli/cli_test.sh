@@ -1189,6 +1189,34 @@ LUA
     [ "$stopped" -ge 2 ] && [ "$done" -ge 1 ] || fail "asha stopped $stopped and completed $done trials: $out"
     expect 0 "stopped early at rung 0" -- "$ENGINE" report "$asha"
     objective_ok "$asha"
+    # asha with a per-step schedule over hp.budget (the trial's 8 steps, rungs of 2, 4 and 8):
+    # a trial that reached the last rung has the rates and losses of one engine train run of 8
+    # steps with its rate and seed (issue 59)
+    expect 0 "asha over 1 hyperparameter" "promoted to rung 2" -- \
+      search "$FIX/search_schedule.lua" --out "$WORK/schedule" --seed 1
+    whole=""
+    for run in "$WORK"/schedule/search/schedule/*/*/schedule/*.h5; do
+      h5dump -H -d /metrics/train/lr "$run" | grep -qF '( 8 )' && whole=$run && break
+    done
+    [ -n "$whole" ] || fail "no trial of the schedule search trained 8 steps"
+    lr=$(h5dump -a /hparams/lr "$whole" | grep -oE '\(0\): [0-9.e-]+' | cut -d' ' -f2)
+    seed=$(h5dump -a /seed "$whole" | grep -oE '\(0\): [0-9]+' | cut -d' ' -f2)
+    "$ENGINE" train "$FIX/search_schedule.lua" --set root="$WORK/tiny" --set lr="$lr" --seed "$seed" \
+      --steps 8 --threads 1 --out "$WORK/one_run" -q >/dev/null 2>&1 || fail "the straight run failed"
+    one=$(ls "$WORK"/one_run/schedule/*.h5)
+    for series in lr loss; do
+      x=$(h5dump -d "/metrics/train/$series" "$whole" | grep -v '^HDF5 ')
+      y=$(h5dump -d "/metrics/train/$series" "$one" | grep -v '^HDF5 ')
+      [ -n "$x" ] && [ "$x" = "$y" ] ||
+        fail "the promoted trial's $series differs from one run of 8 steps (lr $lr, seed $seed): $x // $y"
+    done
+    # hp.budget and hp.rung as the trial's command gives them; --budget's refusals
+    expect 0 "budget 8, rung 2" -- "$ENGINE" train "$FIX/search_schedule.lua" --set root="$WORK/tiny" \
+      --set lr=0.1 --steps 2 --budget 8 --out "$WORK/rung" --threads 1
+    expect 2 "--budget is the whole length that --epochs or --steps trains a stage of" -- \
+      "$ENGINE" train "$FIX/search_schedule.lua" --set root="$WORK/tiny" --set lr=0.1 --budget 8
+    expect 2 "--budget 4 is shorter than the stage it plans for (--steps 8)" -- \
+      "$ENGINE" train "$FIX/search_schedule.lua" --set root="$WORK/tiny" --set lr=0.1 --steps 8 --budget 4
     # a trial that fails is restarted once, then recorded with its reason; the search goes on
     # (seed 3 draws x = 0.22, 1.39, 0.97, 0.62: trials 1 and 2 fail)
     expect 0 "synthetic failure" "restart 1 of 1" -- search "$FIX/search_random.lua" --out "$WORK/failing" \

@@ -82,7 +82,8 @@ void TrainScript::read_class_names(train::TrainSpec& spec) {
   lua_pop(L, 1);
 }
 
-void TrainScript::set_budget(const std::string& unit, int64_t length) {
+void TrainScript::set_budget(const std::string& unit, int64_t length,
+                             std::optional<int64_t> stage) {
   lua_State* L = runtime_.state();
   StackGuard guard(L);
   push_hparams();
@@ -93,6 +94,12 @@ void TrainScript::set_budget(const std::string& unit, int64_t length) {
   lua_pushnumber(L, static_cast<double>(length));
   lua_setfield(L, -2, unit.c_str());
   lua_setfield(L, -2, "budget");
+  if (stage) {
+    lua_newtable(L);  // rung
+    lua_pushnumber(L, static_cast<double>(*stage));
+    lua_setfield(L, -2, unit.c_str());
+    lua_setfield(L, -2, "rung");
+  }
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
 }

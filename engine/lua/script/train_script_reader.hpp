@@ -53,10 +53,13 @@ class TrainScript {
   // loss and the `metrics` table's names; nullopt when a train_batch or evaluate_batch hook
   // may log others of its own.
   std::optional<std::vector<std::string>> logged_metrics() const;
-  // The length this run trains to when the command gives one (--epochs / --steps: a search
-  // trial's rung): the script then reads it as hp.budget = {epochs = n} or {steps = n}, so a
-  // schedule fits the trial. Not a hyperparameter: not recorded, not overridable.
-  void set_budget(const std::string& unit, int64_t length);
+  // The length the run is planned for when the command gives one (--epochs / --steps, or
+  // --budget when those train a stage of it: a search trial's rung): the script reads it as
+  // hp.budget = {epochs = n} or {steps = n}, so that a schedule fits the whole run. `stage`:
+  // the stage's own length, read as hp.rung = {epochs = n} or {steps = n} (nil when the run is
+  // not a stage). Neither is a hyperparameter: not recorded, not overridable.
+  void set_budget(const std::string& unit, int64_t length,
+                  std::optional<int64_t> stage = std::nullopt);
   // Builds the run; the model is moved to `device` before the optimizer sees its parameters.
   train::TrainSpec build(torch::Device device, uint64_t seed);
 
