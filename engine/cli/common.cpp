@@ -117,7 +117,8 @@ run::RunRequest run_request(const std::string& command, const cxxopts::ParseResu
 }
 
 const char* const kCheckpointHelp =
-    "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint)";
+    "a checkpoint (ckpt-N.h5) or a run file (its latest checkpoint); RUN.h5:best, RUN.h5:STEP "
+    "or RUN.h5:latest picks one of the run's by name";
 
 run::RunRequest checkpoint_request(const std::string& command, const cxxopts::ParseResult& flags,
                                    const std::vector<std::string>& args) {

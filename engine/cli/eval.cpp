@@ -50,6 +50,7 @@ int eval_command(const std::vector<std::string>& args) {
       return evaluator.run(*pipeline);
     }();
     writer.append_metrics(split, step, 0, clock.seconds(), metrics);
+    writer.write_evaluated(context.checkpoint(), step, context.checkpoint_info().run_file);
     writer.write_stop_reason("evaluated " + context.checkpoint());
     writer.finish(core::FileStatus::kCompleted);
     std::printf("%s of %s (step %lld):\n", split.c_str(), context.checkpoint().c_str(),

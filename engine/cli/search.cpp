@@ -17,6 +17,7 @@
 #include "engine/core/interrupt.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/core/threads.hpp"
+#include "engine/io/result_file.hpp"
 #include "engine/io/search_file.hpp"
 #include "engine/report/reports.hpp"
 #include "engine/search/search_runner.hpp"
@@ -127,6 +128,27 @@ std::unique_ptr<io::SearchFile> open_search_file(
   return std::make_unique<io::SearchFile>(path, info);
 }
 
+// The best trial's checkpoint by name (RUN.h5:best where its trainer keeps the best, else
+// RUN.h5:latest), to evaluate or train on from; nothing when no trial finished.
+void print_best_checkpoint(const search::Searcher& searcher, const std::string& script) {
+  const auto best = searcher.best();
+  if (!best) return;
+  for (const auto& trial : searcher.trials()) {
+    if (trial.id != *best || trial.run_file.empty()) continue;
+    std::string which = "latest";
+    try {
+      if (!io::read_run_file(trial.run_file).best_checkpoint.empty()) which = "best";
+    } catch (const core::Error&) {
+      return;  // its run file cannot be read now: the leaderboard above names it
+    }
+    const std::string name = trial.run_file + ":" + which;
+    std::printf(
+        "best trial: %lld, its %s checkpoint: %s\nevaluate it: engine eval %s --checkpoint %s\n",
+        static_cast<long long>(trial.id), which.c_str(), name.c_str(), script.c_str(),
+        name.c_str());
+  }
+}
+
 // Runs the trials; the file says how the search ended, and the command ends as it did.
 int run_search_and_report(search::Searcher& searcher, const search::TrialCommand& trial,
                           io::SearchFile& file) {
@@ -149,6 +171,7 @@ int run_search_and_report(search::Searcher& searcher, const search::TrialCommand
   request.inputs = {path};
   const std::string table = report::render(report::make_report(request), report::Format::kText);
   std::printf("\n%s", table.c_str());
+  print_best_checkpoint(searcher, trial.script);
   std::printf("search file: %s\nshow it: engine report %s\n", path.c_str(), path.c_str());
   const auto& trials = searcher.trials();
   const bool all_failed =

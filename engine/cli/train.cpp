@@ -40,6 +40,9 @@ class RunFileObserver : public train::Observer {
   void on_checkpoint(const std::string& path, int64_t step) override {
     writer().record_checkpoint(path, step);
   }
+  void on_best_checkpoint(const std::string& path) override {
+    writer().record_best_checkpoint(path);
+  }
   void on_checkpoint_removed(const std::string& path) override { writer().forget_checkpoint(path); }
 
  private:
@@ -104,7 +107,8 @@ cxxopts::Options train_options() {
                            "Train the model a script declares; results go to an HDF5 run file.");
   options.add_options()(
       "resume",
-      "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5); "
+      "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5), or "
+      "one of the run's by name (RUN.h5:best, RUN.h5:STEP); "
       "auto: the newest run of this script under --out (a completed one is left as it is), "
       "or a new one where there is none to go on with",
       cxxopts::value<std::string>())(

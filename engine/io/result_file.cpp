@@ -152,6 +152,8 @@ RunFile read_run_once(const std::string& path, bool held) {
       for (const auto& [name, value] : h5::read_attributes(group.get())) {
         if (name == "latest") {
           run.latest_checkpoint = attribute_text(value);
+        } else if (name == "best") {
+          run.best_checkpoint = attribute_text(value);
         } else if (const auto* step = std::get_if<int64_t>(&value)) {
           run.checkpoints[name] = *step;
         }

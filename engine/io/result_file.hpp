@@ -35,6 +35,7 @@ struct RunFile {
   std::map<std::string, MetricSplit> metrics;  // by split: train, validation, data, ...
   std::map<std::string, int64_t> checkpoints;  // path -> step, those still kept
   std::string latest_checkpoint;
+  std::string best_checkpoint;  // keep_best's (/checkpoints' attribute best), or empty
   std::string script_text;
   bool held = false;  // a process on this machine has it open for writing now
 

@@ -260,12 +260,26 @@ void RunWriter::record_checkpoint(const std::string& checkpoint_path, int64_t st
   flush();
 }
 
+void RunWriter::record_best_checkpoint(const std::string& checkpoint_path) {
+  auto group = h5::require_group(file_.get(), "checkpoints");
+  h5::write_attribute(group.get(), "best", checkpoint_path);
+  flush();
+}
+
 void RunWriter::forget_checkpoint(const std::string& checkpoint_path) {
   if (!h5::exists(file_.get(), "checkpoints")) return;
   auto group = h5::open_group(file_.get(), "checkpoints");
   if (h5::has_attribute(group.get(), checkpoint_path)) {
     H5Adelete(group.get(), checkpoint_path.c_str());
   }
+  flush();
+}
+
+void RunWriter::write_evaluated(const std::string& checkpoint, int64_t step,
+                                const std::string& run_file) {
+  h5::write_attribute(file_.get(), "checkpoint", checkpoint);
+  h5::write_attribute(file_.get(), "checkpoint_step", step);
+  h5::write_attribute(file_.get(), "evaluated_run", run_file);
   flush();
 }
 

@@ -94,10 +94,15 @@ class RunWriter {
                       const std::map<std::string, double>& values);
   // A checkpoint written for this run: /checkpoints gets an attribute for it, and latest.
   void record_checkpoint(const std::string& checkpoint_path, int64_t step);
+  // /checkpoints' attribute best: the checkpoint keep_best keeps (RUN.h5:best)
+  void record_best_checkpoint(const std::string& checkpoint_path);
   // A checkpoint deleted by the keep policy: its attribute goes.
   void forget_checkpoint(const std::string& checkpoint_path);
   // Why the run stopped ("finished 3 epochs", "early stopping: ...", "interrupted by SIGINT").
   void write_stop_reason(const std::string& reason);
+  // engine eval's file: what it evaluated, the checkpoint and the run that wrote it (root
+  // attributes checkpoint, checkpoint_step, evaluated_run), for the evaluations table
+  void write_evaluated(const std::string& checkpoint, int64_t step, const std::string& run_file);
   // status: completed | failed | interrupted. Sets finished_at; error is stored when non-empty.
   void finish(core::FileStatus status, const std::string& error = {});
   // Writes the waiting rows and flushes the file now. Disk room for the flush is taken first

@@ -192,6 +192,35 @@ Report compare_report(const ReportRequest& request) {
   return report;
 }
 
+// An evaluation's row says what it evaluated: the run and the checkpoint (its file name and
+// step), after its status. An evaluation written before these were recorded has empty cells.
+void name_evaluated(const std::vector<io::RunFile>& evaluations, Table& t) {
+  std::map<std::string, const io::RunFile*> by_path;
+  for (const auto& run : evaluations) by_path[run.path] = &run;
+  const int status = t.column("status");
+  if (status < 0) return;
+  const auto at = static_cast<size_t>(status) + 1;
+  t.columns.insert(t.columns.begin() + static_cast<std::ptrdiff_t>(at),
+                   {"evaluated run", "checkpoint", "checkpoint step"});
+  for (auto& row : t.rows) {
+    const auto* path = std::get_if<std::string>(&row.front());
+    const auto found = path ? by_path.find(*path) : by_path.end();
+    std::vector<Cell> cells(3);
+    if (found != by_path.end()) {
+      const auto& run = *found->second;
+      if (!run.text("evaluated_run").empty()) cells[0] = run.text("evaluated_run");
+      if (!run.text("checkpoint").empty()) {
+        cells[1] = std::filesystem::path(run.text("checkpoint")).filename().string();
+      }
+      const auto step = run.attributes.find("checkpoint_step");
+      if (step != run.attributes.end()) {
+        if (const auto* n = std::get_if<int64_t>(&step->second)) cells[2] = *n;
+      }
+    }
+    row.insert(row.begin() + static_cast<std::ptrdiff_t>(at), cells.begin(), cells.end());
+  }
+}
+
 // The runs' comparison; engine eval's files are not training runs: a table of their own,
 // never ranked with them. Returns the training runs.
 std::vector<io::RunFile> add_run_tables(const std::vector<io::RunFile>& runs, int64_t last,
@@ -201,6 +230,7 @@ std::vector<io::RunFile> add_run_tables(const std::vector<io::RunFile>& runs, in
   if (!training.empty()) report.tables.push_back(compare_runs(training, last));
   if (!evaluations.empty()) {
     Table t = compare_runs(evaluations, last);
+    name_evaluated(evaluations, t);
     t.name = "evaluations";
     t.title = "engine eval: " + t.title;
     report.tables.push_back(std::move(t));

@@ -76,12 +76,13 @@ Table metrics(const io::RunFile& run, bool sparklines) {
 }
 
 Table checkpoints(const io::RunFile& run) {
-  Table t{"checkpoints", "checkpoints", {"step", "path", "latest"}, {}};
+  Table t{"checkpoints", "checkpoints", {"step", "path", "latest", "best"}, {}};
   std::vector<std::pair<int64_t, std::string>> kept;
   for (const auto& [path, step] : run.checkpoints) kept.emplace_back(step, path);
   std::sort(kept.begin(), kept.end());
   for (const auto& [step, path] : kept) {
-    t.rows.push_back({step, path, path == run.latest_checkpoint ? "yes" : ""});
+    t.rows.push_back({step, path, path == run.latest_checkpoint ? "yes" : "",
+                      path == run.best_checkpoint ? "yes" : ""});
   }
   return t;
 }

@@ -19,6 +19,7 @@
 #include "engine/io/hdf5.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/tensor_archive.hpp"
+#include "engine/train/checkpoint_by_name.hpp"
 #include "engine/train/checkpoint_parts.hpp"
 
 namespace engine::train {
@@ -464,7 +465,9 @@ std::pair<std::string, int64_t> newest_checkpoint_on_disk(const std::string& run
 }
 
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag) {
-  const std::string& path = run_file_or_checkpoint;
+  // RUN.h5:latest, RUN.h5:best, RUN.h5:STEP (checkpoint_by_name.hpp)
+  const auto named = checkpoint_name(run_file_or_checkpoint);
+  const std::string& path = named ? named->first : run_file_or_checkpoint;
   if (fs::is_directory(path)) {
     throw core::UsageError(flag + " " + path +
                            ": is a folder; give a run file (.h5) or one of its checkpoints "
@@ -478,7 +481,13 @@ std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const 
   // opens for writing, and a reader's lock would make that open fail
   auto file = h5::open_file_while_written(path);
   const hid_t root = file.get();
-  if (h5::exists(root, "trainer") && h5::exists(root, "model")) return path;
+  if (h5::exists(root, "trainer") && h5::exists(root, "model")) {
+    if (!named) return path;
+    throw core::UsageError(flag + " " + run_file_or_checkpoint + ": " + path +
+                           " is a checkpoint itself; :" + named->second +
+                           " names one of a run file's (RUN.h5:" + named->second + ")");
+  }
+  if (named && named->second != "latest") return named_checkpoint(path, named->second, flag);
   // a checkpoint renamed into place that the run file has not noted (a kill in between)
   const auto on_disk = newest_checkpoint_on_disk(path);
   const bool unnoted = !on_disk.first.empty() && h5::exists(root, "metrics");

@@ -36,8 +36,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 std::shared_ptr<data::Source> prediction_source(const std::string& checkpoint,
                                                 const data::Source& trained_on,
                                                 const std::string& input);
-// A run file's latest checkpoint; a path that is a checkpoint is returned as it is. flag is the
-// option the path came from (--resume, --checkpoint), which every error names. A checkpoint in
+// A run file's latest checkpoint, or the one named after it (RUN.h5:best, RUN.h5:STEP,
+// RUN.h5:latest: checkpoint_by_name.hpp); a path that is a checkpoint is returned as it is. flag is
+// the option the path came from (--resume, --checkpoint), which every error names. A checkpoint in
 // the run's folder newer than the one the run file records (a kill between the checkpoint's
 // rename into place and the run file's note of it) is the latest.
 std::string resolve_checkpoint(const std::string& run_file_or_checkpoint, const std::string& flag);

@@ -55,6 +55,8 @@ class Observer {
   virtual void before_checkpoint(int64_t /*step*/) {}
   // A checkpoint was written (renamed into place) / deleted by the keep policy.
   virtual void on_checkpoint(const std::string& /*path*/, int64_t /*step*/) {}
+  // After on_checkpoint, when that checkpoint is the best so far (keep_best)
+  virtual void on_best_checkpoint(const std::string& /*path*/) {}
   virtual void on_checkpoint_removed(const std::string& /*path*/) {}
 };
 

@@ -252,6 +252,9 @@ void Trainer::checkpoint() {
   }
   last_checkpoint_ = path;
   for (auto* obs : observers_) obs->on_checkpoint(path, state_.step);
+  if (best) {
+    for (auto* obs : observers_) obs->on_best_checkpoint(path);
+  }
   for (const auto& d : doomed) {
     // only this run's own files: never a checkpoint outside its folder
     if (d == path || !writer || !inside_folder(d, policy.folder)) continue;

@@ -457,6 +457,32 @@ LUA
     expect 4 "big.png is 32x32 pixels; the model was trained on 28x28 images" "resize it first" -- \
       "$ENGINE" predict "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun" \
       --input "$WORK/big.csv"
+    # checkpoints by name (issue 59): RUN.h5:best (marked by keep_best), :latest, :STEP
+    expect 0 "finished 3 epochs" -- "$ENGINE" train "$FIX/best_checkpoint.lua" --set root="$WORK/tiny" \
+      --out "$WORK/named" --threads 1
+    named=$(ls "$WORK"/named/best/*.h5)
+    best=$(h5dump -a /checkpoints/best "$named" | grep -oE 'ckpt-[0-9]+' | head -1 | cut -d- -f2)
+    latest=$(h5dump -a /checkpoints/latest "$named" | grep -oE 'ckpt-[0-9]+' | head -1 | cut -d- -f2)
+    [ -n "$best" ] && [ -n "$latest" ] && [ "$best" -lt "$latest" ] ||
+      fail "keep_best marked no earlier best checkpoint: best '$best', latest '$latest'"
+    evaluate() { "$ENGINE" eval "$FIX/best_checkpoint.lua" --set root="$WORK/tiny" --out "$WORK/named" "$@"; }
+    expect 0 "ckpt-$best.h5 (step $best)" -- evaluate --checkpoint "$named:best"
+    expect 0 "ckpt-$latest.h5 (step $latest)" -- evaluate --checkpoint "$named:latest"
+    expect 0 "ckpt-$best.h5 (step $best)" -- evaluate --checkpoint "$named:$best"
+    # the evaluations table names what each evaluated: the run, the checkpoint, its step
+    out=$("$ENGINE" report "$WORK/named/best/eval" --format csv)
+    printf '%s\n' "$out" | head -1 | grep -q '^run,name,status,evaluated run,checkpoint,checkpoint step,' ||
+      fail "the evaluations table does not name what it evaluated: $(printf '%s\n' "$out" | head -1)"
+    [ "$(printf '%s\n' "$out" | grep -c ",completed,$named,ckpt-$best.h5,$best,")" = 2 ] ||
+      fail "the evaluations of $named:best and :$best are not named so: $out"
+    "$ENGINE" report "$named" | grep -qE "ckpt-$best\.h5 +yes\$" ||
+      fail "engine report does not mark ckpt-$best.h5 as the best: $("$ENGINE" report "$named" | grep -A4 '^checkpoints')"
+    expect 2 "--checkpoint $named:7: the run keeps no checkpoint of step 7; its checkpoints: ckpt-$best.h5" -- \
+      evaluate --checkpoint "$named:7"
+    expect 2 ":best: the run marked no best checkpoint (its trainer has no keep_best)" -- \
+      "$ENGINE" eval "$FIX/tiny_train.lua" --set root="$WORK/tiny" --checkpoint "$tinyrun:best"
+    expect 2 "is a checkpoint itself; :best names one of a run file's" -- \
+      evaluate --checkpoint "$WORK/named/best/$(basename "$named" .h5)/ckpt-$best.h5:best"
     ;;
   examples)
     # the worked examples run (briefly) as documented; bfloat16 runs at ~25 samples/s on a CPU
@@ -1192,7 +1218,8 @@ LUA
     # asha with a per-step schedule over hp.budget (the trial's 8 steps, rungs of 2, 4 and 8):
     # a trial that reached the last rung has the rates and losses of one engine train run of 8
     # steps with its rate and seed (issue 59)
-    expect 0 "asha over 1 hyperparameter" "promoted to rung 2" -- \
+    expect 0 "asha over 1 hyperparameter" "promoted to rung 2" "its latest checkpoint: $WORK/schedule/" \
+      "evaluate it: engine eval $FIX/search_schedule.lua --checkpoint $WORK/schedule/" -- \
       search "$FIX/search_schedule.lua" --out "$WORK/schedule" --seed 1
     whole=""
     for run in "$WORK"/schedule/search/schedule/*/*/schedule/*.h5; do
