@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +15,10 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/distributed.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/core/nearest_names.hpp"
 #include "engine/core/threads.hpp"
 #include "engine_paths_config.hpp"
 
@@ -149,6 +152,55 @@ static std::string parse_error_text(const std::string& what, const std::vector<s
   return what;
 }
 
+// The flags `options` has, read off its help text (cxxopts lists no names otherwise).
+std::vector<std::string> flag_names(const cxxopts::Options& options) {
+  std::vector<std::string> names;
+  const std::string help = options.help();
+  for (size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
+    size_t end = at + 2;
+    while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) ||
+                                 help[end] == '_' || help[end] == '-')) {
+      ++end;
+    }
+    const std::string name = help.substr(at + 2, end - at - 2);
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// "Option 'thread' does not exist": the nearest flags, or, for a name no flag is near (--lr),
+// how a script's hyperparameter is set.
+std::string unknown_flag_text(const std::string& what, const cxxopts::Options& options,
+                              const std::vector<std::string>& args) {
+  const auto open = what.find("Option "), close = what.find(" does not exist");
+  if (open != 0 || close == std::string::npos) return {};
+  std::string name = what.substr(7, close - 7);
+  // between the quotes cxxopts puts around it (UTF-8 ‘ ’ or ASCII)
+  const auto first = name.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+  const auto last =
+      name.find_last_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+  if (first == std::string::npos || last == std::string::npos || last < first) return {};
+  name = name.substr(first, last - first + 1);
+  std::string text = "unknown flag --" + name;
+  const auto nearest = core::nearest_names(name, flag_names(options));
+  if (!nearest.empty()) {
+    std::vector<std::string> flags;
+    for (const auto& n : nearest) flags.push_back("--" + n);
+    return text + ": did you mean " + core::join(flags, " or ") + "?";
+  }
+  // its value, when one follows: --lr 0.1 or --lr=0.1
+  std::string value = "VALUE";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].rfind("--" + name + "=", 0) == 0) value = args[i].substr(name.size() + 3);
+    if (args[i] == "--" + name && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) {
+      value = args[i + 1];
+    }
+  }
+  return text + "; a script's hyperparameter is set with --set " + name + "=" + value;
+}
+
 cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::string>& args) {
   std::vector<char*> argv;
   std::string program = options.program();
@@ -161,8 +213,9 @@ cxxopts::ParseResult parse(cxxopts::Options& options, const std::vector<std::str
   try {
     result.emplace(options.parse(argc, data));
   } catch (const std::exception& e) {
-    throw core::UsageError(parse_error_text(e.what(), args) + " (see " + options.program() +
-                           " --help)");
+    const std::string unknown = unknown_flag_text(e.what(), options, args);
+    throw core::UsageError((unknown.empty() ? parse_error_text(e.what(), args) : unknown) +
+                           " (see " + options.program() + " --help)");
   }
   // cxxopts keeps what matched no option aside; a stray word is a mistake, not a no-op
   if (!result->unmatched().empty()) {

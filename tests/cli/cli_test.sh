@@ -21,6 +21,11 @@ case "$CASE" in
     "$ENGINE" info | grep -qE '^libtorch +[0-9]+\.[0-9]+\.[0-9]+' || fail "no libtorch version in engine info"
     expect 2 "unknown command 'frob'" -- "$ENGINE" frob
     expect 2 "bogus" -- "$ENGINE" train --bogus x.lua
+    # a misspelt flag: the nearest ones; a script's hyperparameter given as a flag: --set
+    expect 2 "unknown flag --thread: did you mean --threads?" -- "$ENGINE" train x.lua --thread 2
+    expect 2 "unknown flag --lr; a script's hyperparameter is set with --set lr=0.1" -- \
+      "$ENGINE" train x.lua --lr 0.1
+    expect 2 "unknown flag --num_batch: did you mean --num_batches" -- "$ENGINE" bench --model mlp --num_batch 3
     ;;
   missing_script)
     expect 2 "script not found: nowhere.lua" -- "$ENGINE" train nowhere.lua
