@@ -94,6 +94,8 @@ bad script.forward_not_tensor 3 "Odd:forward returned a number" -- train "$S/for
 bad script.model_out_of_memory 7 "model_out_of_memory.lua:4: out of memory" "3136000000000000 bytes" "(in building the script's model, data and optimizer)" -- train "$S/model_out_of_memory.lua"
 bad script.forward_int64 3 "the model's forward returned int64 values (shape [" "has no gradient" -- train "$S/forward_int64.lua"
 bad script.train_batch_no_loss 3 "train_batch must return a table with 'loss'" -- train "$S/train_batch_no_loss.lua"
+# exit 3 (a script error) naming the line, before a run file is written
+bad script.unbatched 3 "unbatched.lua:6: the 'train' pipeline data() returns is not batched: end it with :batch(n)" -- train "$S/unbatched.lua"
 # the line named is the call (4) or, when LuaJIT had stack left to say so, the recursing line (3)
 bad script.recursion 3 "recursion.lua:" ": stack overflow" -- train "$S/recursion.lua"
 bad script.shape_mismatch 3 "Linear(in_features=100, out_features=10, bias=true) cannot take an input of shape [50, 784]" -- train "$S/shape_changes.lua"

@@ -11,6 +11,18 @@
 
 namespace engine::lua {
 
+// "script.lua:12" where the script's text writes `key = ...` in its data table, else the path.
+std::string TrainScript::data_key_location(const std::string& key) const {
+  std::string where = path_;
+  try {
+    const auto bytes = core::read_file(path_);
+    const int64_t line = field_key_line(std::string(bytes.begin(), bytes.end()), "data", key);
+    if (line > 0) where += ":" + std::to_string(line);
+  } catch (const core::Error&) {
+  }
+  return where;
+}
+
 void TrainScript::check_data_keys(int table) const {
   lua_State* L = runtime_.state();
   lua_pushnil(L);
@@ -19,13 +31,7 @@ void TrainScript::check_data_keys(int table) const {
     const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a name)";
     if (key == "train" || key == "validation" || key == "test") continue;
     lua_pop(L, 1);
-    std::string where = path_;
-    try {
-      const auto bytes = core::read_file(path_);
-      const int64_t line = field_key_line(std::string(bytes.begin(), bytes.end()), "data", key);
-      if (line > 0) where += ":" + std::to_string(line);
-    } catch (const core::Error&) {
-    }
+    const std::string where = data_key_location(key);
     throw core::ScriptError(where + ": unknown key '" + key +
                             "' in the table 'data' returns (accepted: train, validation, test)");
   }
@@ -45,6 +51,14 @@ void TrainScript::read_data(train::TrainSpec& spec) {
                                     {"test", &spec.test_data}}) {
     raw_get(L, -1, split);
     if (auto* p = test<PipelineBox>(L, -1)) {
+      // the trainer steps on batches: an unbatched pipeline is the script's mistake, said
+      // before anything is written (the held-out test split is read only by engine eval)
+      if (!p->pipeline.batched() && std::string(split) != "test") {
+        throw core::ScriptError(
+            data_key_location(split) + ": the '" + split +
+            "' pipeline data() returns is not batched: end it with :batch(n) (" +
+            p->pipeline.describe() + ")");
+      }
       *into = p->pipeline;
     } else if (!lua_isnil(L, -1)) {
       throw core::ScriptError(path_ + ": data." + std::string(split) + " must be a pipeline (got " +

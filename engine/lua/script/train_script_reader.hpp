@@ -95,6 +95,7 @@ class TrainScript {
   void read_early_stopping(int table, train::TrainerOptions& options) const;
   // A ScriptError with file:line for a key of data()'s table the trainer does not read.
   void check_data_keys(int table) const;
+  std::string data_key_location(const std::string& key) const;
   // Throws `error` again with the script's path in front and the line of the trainer option it
   // names at its end ("... (cnn.lua:14)"), as the same type.
   [[noreturn]] void throw_with_trainer_line(const core::Error& error) const;
