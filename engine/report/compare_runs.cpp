@@ -200,7 +200,9 @@ Table compare_runs(const std::vector<io::RunFile>& all_runs, int64_t last) {
                    });
 
   Table t{"runs", "", {"run", "name", "status", "started"}, {}};
-  for (const auto& h : hparams) t.columns.push_back(h);
+  std::vector<std::string> taken = {"run", "name", "status", "started", "steps", "seconds"};
+  for (const auto& m : metric_columns) taken.insert(taken.end(), {m, m + ".best"});
+  for (const auto& h : hparams) t.columns.push_back(hparam_column(h, taken));
   t.columns.insert(t.columns.end(), {"steps", "seconds"});
   for (const auto& m : metric_columns) {
     t.columns.push_back(m);

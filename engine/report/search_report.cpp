@@ -67,7 +67,9 @@ Table leaderboard(const std::vector<io::SearchContents>& searches) {
   Table t{"trials", "", {"rank"}, {}};
   if (searches.size() > 1) t.columns.push_back("file");
   t.columns.insert(t.columns.end(), {"trial", "status", "rung", metric});
-  t.columns.insert(t.columns.end(), names.begin(), names.end());
+  const std::vector<std::string> taken = {"rank", "file",     "trial",  "status", "rung",
+                                          metric, "restarts", "reason", "run"};
+  for (const auto& name : names) t.columns.push_back(hparam_column(name, taken));
   t.columns.insert(t.columns.end(), {"restarts", "reason", "run"});
   int64_t rank = 0;
   std::map<std::string, int64_t> statuses;

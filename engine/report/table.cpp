@@ -159,6 +159,11 @@ Format parse_format(const std::string& name) {
   throw core::UsageError("--format must be text, csv, markdown, json or dlbs, got '" + name + "'");
 }
 
+std::string hparam_column(const std::string& name, const std::vector<std::string>& taken) {
+  const bool clash = std::find(taken.begin(), taken.end(), name) != taken.end();
+  return clash ? "hp." + name : name;
+}
+
 std::string number_text(double value) {
   if (std::isnan(value)) return "";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -35,6 +35,10 @@ Format parse_format(const std::string& name);
 
 // A number as a person reads it: 4 significant digits, no exponent for ordinary sizes.
 std::string number_text(double value);
+// A hyperparameter's column beside a table's own columns (`taken`): its name, or "hp." and its
+// name where one of them already has that name (a hyperparameter called steps beside the runs'
+// steps), so that neither hides the other in text, CSV or JSON.
+std::string hparam_column(const std::string& name, const std::vector<std::string>& taken);
 std::string cell_text(const Cell& cell);
 
 // One table. Text and Markdown start with the title; CSV and JSON are the bare rows (JSON: an

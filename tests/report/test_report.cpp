@@ -2,6 +2,8 @@
 // comparison of runs with its filters and sort, on run files written by io::RunWriter.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -195,6 +197,35 @@ io::BenchPoint bench_point(int64_t index, const std::string& model, int64_t batc
 }
 
 }  // namespace
+
+TEST_CASE("a hyperparameter named as a column of the table is kept apart by a prefix") {
+  // a hyperparameter called steps (and one called train.loss) beside the runs' own columns:
+  // two steps columns in text and CSV, one of them gone from JSON, before
+  const auto dir = test::scratch_dir("report_hparam_names");
+  for (const double steps : {100.0, 200.0}) {
+    const auto path = io::RunWriter::new_run_path(dir, "demo");
+    io::RunInfo info;
+    info.name = "demo";
+    io::RunWriter w(path, info);
+    w.write_hparams({{"steps", steps}, {"train.loss", steps / 100}, {"lr", 0.1}});
+    w.append_metrics("train", 10, 1, 1.0, {{"loss", 0.5}});
+    w.finish(core::FileStatus::kCompleted);
+  }
+  report::ReportRequest request;
+  request.inputs = {dir};
+  const auto t = report::make_report(request).tables.front();
+  CHECK(std::count(t.columns.begin(), t.columns.end(), "steps") == 1);
+  REQUIRE(t.column("hp.steps") >= 0);
+  REQUIRE(t.column("hp.train.loss") >= 0);
+  CHECK(t.column("lr") < 0);  // the same in both runs
+  std::vector<double> steps;
+  for (const auto& row : t.rows) steps.push_back(std::get<double>(row[t.column("hp.steps")]));
+  std::sort(steps.begin(), steps.end());
+  CHECK(steps == std::vector<double>{100, 200});
+  const std::string json = report::render(t, report::Format::kJson);
+  CHECK(json.find("\"hp.steps\": 100.0") != std::string::npos);
+  CHECK(json.find("\"steps\": 10,") != std::string::npos);  // the runs' own: 10 steps each
+}
 
 TEST_CASE("benchmark points, listed and pivoted into DLBS's views") {
   const auto dir = test::scratch_dir("report_bench");
