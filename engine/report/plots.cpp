@@ -75,14 +75,21 @@ std::vector<Chart> run_charts(const std::vector<io::RunFile>& runs) {
         keys.push_back({s.split, s.metric, s.better != Better::kNeither});
     }
   }
-  // the metrics with a direction, outside the loader's bookkeeping; everything when none
+  // the metrics with a direction, outside the loader's bookkeeping, and the learning rate (what
+  // a schedule did is half of reading a curve); everything when none has a direction
   const bool any_directed = std::any_of(
       keys.begin(), keys.end(), [](const Key& k) { return k.directed && k.split != "data"; });
-  // a chart per metric, its splits (train and validation) as lines side by side
+  auto charted = [&](const Key& key) {
+    if (key.split == "train" && key.metric == "lr") return true;
+    return !any_directed || (key.directed && key.split != "data");
+  };
+  // a chart per metric, its splits (train and validation) as lines side by side; the learning
+  // rate's last
+  std::stable_partition(keys.begin(), keys.end(), [](const Key& k) { return k.metric != "lr"; });
   std::vector<std::string> metrics;
   std::map<std::string, std::vector<std::string>> splits_of;
   for (const auto& key : keys) {
-    if (any_directed && (!key.directed || key.split == "data")) continue;
+    if (!charted(key)) continue;
     if (!splits_of.count(key.metric)) metrics.push_back(key.metric);
     splits_of[key.metric].push_back(key.split);
   }

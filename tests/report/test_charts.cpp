@@ -159,7 +159,9 @@ TEST_CASE("a figure becomes an SVG with a title, axes, a legend and a path per l
 TEST_CASE("runs' charts: a chart per directed metric, a line per run labelled by what differs") {
   const std::vector<io::RunFile> runs = {run_with(0.1, {2, 1, 0.5}), run_with(0.01, {2, 1.8})};
   const auto charts = report::run_charts(runs);
-  REQUIRE(charts.size() == 1);  // the learning rate has no direction: not charted
+  REQUIRE(charts.size() == 2);  // the loss, and the learning rate the schedule gave (last)
+  CHECK(charts[1].title == "train lr");
+  CHECK(charts[1].lines.size() == 2);
   CHECK(charts[0].title == "train loss");
   CHECK(charts[0].x_label == "step");
   REQUIRE(charts[0].lines.size() == 2);
@@ -184,7 +186,7 @@ TEST_CASE("runs' charts: a metric's train and validation curves on one chart") {
   validation.series["loss"] = {1.5, 0.8};
   validation.series["accuracy"] = {0.7, 0.9};
   const auto charts = report::run_charts({run});
-  REQUIRE(charts.size() == 2);
+  REQUIRE(charts.size() == 3);  // loss, accuracy and the learning rate
   const auto loss = std::find_if(charts.begin(), charts.end(),
                                  [](const report::Chart& c) { return c.y_label == "loss"; });
   REQUIRE(loss != charts.end());
