@@ -33,6 +33,10 @@ case "$CASE" in
     ;;
   syntax_error)
     expect 3 "syntax_error.lua:4:" -- "$ENGINE" train "$FIX/syntax_error.lua"
+    # a mistyped require: the script's line first, then the folders searched (issue 59)
+    printf "local nn = require 'nn'\nlocal net = require 'fmnett'\nreturn {}\n" > typo_require.lua
+    expect 3 "typo_require.lua:2: module 'fmnett' not found: no fmnett.lua in " "/modules" -- \
+      "$ENGINE" train typo_require.lua
     ;;
   forward_error)
     tiny

@@ -32,12 +32,29 @@ const char kRuntimeKey = 0;  // its address is the registry key of the owning Ru
 // watch_module_returns installs; a registry table under this key's address.
 const char kModulesWithoutReturn = 0;
 
-// `require` as Lua's, noting each module file it ran that returned nothing.
+// `require` as Lua's, noting each module file it ran that returned nothing; a module found
+// nowhere is an error at the script's line (level 2), naming the folders searched, where Lua's
+// put this wrapper's line first and the script's last, after a score of file names.
 const char* const kWatchModuleReturns = R"(
 local without_return = ...
-local require, loaded, searchpath = require, package.loaded, package.searchpath
+local require, loaded, preload, searchpath = require, package.loaded, package.preload,
+  package.searchpath
+local function folders(path)
+  local seen, list = {}, {}
+  for template in path:gmatch('[^;]+') do
+    local folder = template:match('^(.*)/%?') or template:match('^(.-)%?') or template
+    if folder == '' then folder = '.' end
+    if not seen[folder] then seen[folder] = true; list[#list + 1] = folder end
+  end
+  return table.concat(list, ', ')
+end
 _G.require = function(name)
   local fresh = loaded[name] == nil
+  if fresh and type(name) == 'string' and preload[name] == nil and
+     not searchpath(name, package.path) and not searchpath(name, package.cpath) then
+    error(string.format("module '%s' not found: no %s.lua in %s", name,
+                        name:gsub('%.', '/'), folders(package.path)), 2)
+  end
   local value = require(name)
   if fresh and value == true and type(name) == 'string' then
     local file = searchpath(name, package.path)
