@@ -10,6 +10,7 @@
 #include "engine/core/format.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/numbers.hpp"
+#include "engine/core/resource_monitor.hpp"
 #include "engine/data/loader.hpp"
 #include "engine/data/pipeline.hpp"
 #include "engine/data/synthetic.hpp"
@@ -264,7 +265,10 @@ class PointRun {
       profile = std::make_unique<TraceRecorder>(o_.profile_path, o_.device);
     }
     parts_.enable(split_ && parts_inline_);
+    const double cpu_before = core::process_cpu_seconds(), wall_before = steady_seconds();
     result_.batch_ms = time_batches(batch, 0, o_.batches, o_.device, clock_);
+    result_.cpu_seconds = core::process_cpu_seconds() - cpu_before;
+    result_.wall_seconds = steady_seconds() - wall_before;
     profile.reset();  // writes the trace
     if (split_ && !parts_inline_) {
       parts_.enable(true);

@@ -73,6 +73,9 @@ struct PointResult {
   // them (time_pipelined), after the timed ones: what a loop that keeps the device's queue full
   // gets. On the CPU, where a batch's work is done when it returns, the timed batches' mean.
   double pipelined_ms = std::numeric_limits<double>::quiet_NaN();
+  // The process's CPU time (every thread's) and the wall time over the timed batches: how much
+  // of its threads' time the point got (another program's load leaves it less)
+  double cpu_seconds = 0, wall_seconds = 0;
   std::string loss;  // the loss the training phase used (NLLLoss or CrossEntropyLoss)
   int64_t peak_resident_bytes = 0;
   // CUDA memory allocated, and held by the caching allocator, at their peaks over the timed

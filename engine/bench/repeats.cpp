@@ -32,6 +32,11 @@ void Repeats::take(const io::BenchPoint& one, double p50_ms) {
     into.insert(into.end(), values.begin(), values.end());
   }
   auto& row = merged_.row;
+  if (repeat > 0 && !std::isnan(one.row.cpu_share)) {  // the least a repeat got
+    row.cpu_share =
+        std::isnan(row.cpu_share) ? one.row.cpu_share : std::min(row.cpu_share, one.row.cpu_share);
+    row.starved = row.starved || one.row.starved;
+  }
   row.peak_resident_bytes = std::max(row.peak_resident_bytes, one.row.peak_resident_bytes);
   row.peak_device_bytes = std::max(row.peak_device_bytes, one.row.peak_device_bytes);
 }

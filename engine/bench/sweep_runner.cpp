@@ -225,6 +225,12 @@ void record_pipelined(io::BenchRow& row, double pipelined_ms) {
                        : io::BenchRow::kNone;
 }
 
+void record_cpu_share(io::BenchRow& row, double cpu_seconds, double wall_seconds) {
+  if (row.device != "cpu" || wall_seconds <= 0 || row.threads <= 0) return;
+  row.cpu_share = cpu_seconds / (wall_seconds * static_cast<double>(row.threads));
+  row.starved = row.cpu_share < io::BenchRow::kStarvedShare;
+}
+
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms) {
   auto mean = [&](const char* part) {
     const auto it = part_ms.find(part);

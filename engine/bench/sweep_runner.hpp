@@ -30,6 +30,8 @@ void check_isolation(const std::vector<PlannedPoint>& plan, Isolation isolation)
 void record_summary(io::BenchRow& row, const Summary& summary);
 // The pipelined figure (PointResult::pipelined_ms) and the throughput it gives.
 void record_pipelined(io::BenchRow& row, double pipelined_ms);
+// A CPU point's share of its threads' time (cpu_share) and whether it was starved.
+void record_cpu_share(io::BenchRow& row, double cpu_seconds, double wall_seconds);
 // The row's part columns (data_ms, forward_ms, backward_ms, optimizer_ms): each part's mean;
 // parts not measured stay NaN.
 void record_parts(io::BenchRow& row, const std::map<std::string, std::vector<double>>& part_ms);

@@ -221,6 +221,13 @@ void print_text(const run::MeasuredPoint& run) {
   std::printf("  %.1f samples/s (from the mean), %.1f (from p50); peak memory %.0f MiB\n",
               r.throughput, r.throughput_p50,
               static_cast<double>(r.peak_resident_bytes) / (1 << 20));
+  if (r.starved) {
+    std::printf(
+        "  starved: the process got %.0f%% of its %lld thread%s' time over the timed "
+        "batches (another program's load?): these times are the machine's, not the "
+        "engine's\n",
+        100.0 * r.cpu_share, static_cast<long long>(r.threads), r.threads == 1 ? "" : "s");
+  }
   if (r.device != "cpu" && std::isfinite(r.pipelined_ms)) {  // on the CPU it is the mean
     std::printf("  pipelined (no wait between batches): %.3f ms a batch, %.1f samples/s\n",
                 r.pipelined_ms, r.throughput_pipelined);

@@ -14,9 +14,7 @@ namespace {
 // The CPU time of every thread of the process so far (user and system), to the nanosecond:
 // /proc's clock ticks (10 ms) would read a short point as idle.
 double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  return process_cpu_seconds();
 }
 
 double resident_mb() {
@@ -27,6 +25,12 @@ double resident_mb() {
 }
 
 }  // namespace
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 ResourceMonitor::ResourceMonitor(std::chrono::milliseconds interval,
                                  const std::string& gpu_pci_bus_id, const std::string& nvml_library)

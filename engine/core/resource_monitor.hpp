@@ -54,6 +54,8 @@ class ResourceMonitor {
 
 // Mean of a series, and its largest value (NaN for an empty one).
 double series_mean(const std::vector<double>& values);
+// The CPU time of every thread of the process so far (user and system), in seconds.
+double process_cpu_seconds();
 double series_max(const std::vector<double>& values);
 
 }  // namespace engine::core

@@ -81,6 +81,8 @@ const std::vector<BenchField>& bench_fields() {
       {"repeats", &R::repeats},
       {"p50_spread", &R::p50_spread},
       {"unstable", &R::unstable},
+      {"cpu_share", &R::cpu_share, true, "cpu_share", 2},
+      {"starved", &R::starved, true, "starved"},
       {"error_kind", &R::error_kind},
       {"label", &R::label},
   };

@@ -32,6 +32,12 @@ struct BenchRow {
   // A batch's mean with no wait between batches (bench::time_pipelined; on the CPU the mean),
   // and the samples/s it gives (the world's, for a data-parallel point).
   double pipelined_ms = kNone, throughput_pipelined = kNone;
+  // The share of its threads' time the point's process got over its timed batches (CPU
+  // points: CPU time / (wall time x threads)); starved below kStarvedShare: its times are the
+  // machine's load, not the engine's (comparisons leave it out)
+  double cpu_share = kNone;
+  bool starved = false;
+  static constexpr double kStarvedShare = 0.5;
   // A data-parallel point (world_size > 1): throughput is the world's, summed over the ranks;
   // per rank, throughput / world_size; the efficiency against the same point on one process
   // (docs/benchmarks.md), NaN where the sweep has no such point.

@@ -88,7 +88,10 @@ Table compare_benchmarks(const io::BenchContents& before, const io::BenchContent
     const double noise = p50_noise_ms(b) + p50_noise_ms(p);
     const double delta = p.row.p50_ms - b.row.p50_ms;
     std::string verdict = "within noise";
-    if (std::isnan(noise)) {
+    if (b.row.starved || p.row.starved) {
+      // its times are the machine's load: left out of the count either way
+      verdict = std::string("not compared: starved ") + (b.row.starved ? "before" : "after");
+    } else if (std::isnan(noise)) {
       verdict = "no batch times";
     } else if (delta > noise) {
       verdict = "regression";

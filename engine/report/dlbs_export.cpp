@@ -90,6 +90,8 @@ void add_engine_figures(const io::BenchContents& file, const io::BenchPoint& poi
   record["engine.peak_resident_bytes"] = row.peak_resident_bytes;
   record["engine.peak_device_bytes"] = row.peak_device_bytes;
   record["engine.repeats"] = row.repeats;
+  record["engine.cpu_share"] = figure(row.cpu_share);
+  record["engine.starved"] = row.starved;
   if (!row.reason.empty()) record["engine.reason"] = row.reason;
   if (!row.error_kind.empty()) record["engine.error_kind"] = row.error_kind;
 }

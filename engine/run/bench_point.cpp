@@ -64,6 +64,7 @@ io::BenchPoint measured_row(const std::string& model, const bench::PointOptions&
   row.status = core::PointStatus::kOk;
   bench::record_summary(row, result.summary);
   bench::record_pipelined(row, result.pipelined_ms);
+  bench::record_cpu_share(row, result.cpu_seconds, result.wall_seconds);
   row.peak_resident_bytes = result.peak_resident_bytes;
   row.peak_device_bytes = result.peak_device_bytes;
   row.repeats = 1;

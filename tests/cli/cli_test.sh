@@ -693,6 +693,21 @@ LUA
       fail "bench --json failed"
     printf '%s' "$out" | grep -qE '^\{"impl":"engine","model":"mlp","phase":"inference".*"p50_ms":[0-9.]+' ||
       fail "bench --json printed: $out"
+    # a point whose process gets a quarter of its threads' time (one core for 4 threads) is
+    # flagged starved in text, JSON and the file, and --compare leaves it out (issue 59)
+    "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --threads 3 --out fed >/dev/null 2>&1 ||
+      fail "the fed point failed"
+    expect 0 "starved: the process got " "% of its 4 threads' time" -- \
+      taskset -c 0 "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --threads 4
+    taskset -c 0 "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --threads 3 --out starved \
+      >/dev/null 2>&1 || fail "the starved point failed"
+    starved_json=$(taskset -c 0 "$ENGINE" bench --model mlp --batch_size 8 --num_batches 20 --threads 4 --json) ||
+      fail "the starved point failed"
+    printf '%s' "$starved_json" | grep -qE '"cpu_share":0\.[0-3][0-9]*,"starved":1' || fail "bench --json of a starved point: $starved_json"
+    compared=$("$ENGINE" report --compare fed/bench/mlp/*.h5 starved/bench/mlp/*.h5) ||
+      fail "--compare failed: $compared"
+    # (the fed side may be starved too on a loaded machine: either way the pair is not compared)
+    printf '%s\n' "$compared" | grep -q "not compared: starved" || fail "--compare compared a starved point: $compared"
     # the pipelined figure beside the synced one: on the CPU the same mean
     mean=$(printf '%s' "$out" | grep -oE '"mean_ms":[0-9.]+' | cut -d: -f2)
     printf '%s' "$out" | grep -qF "\"pipelined_ms\":$mean," ||
