@@ -25,6 +25,17 @@ describe('nn.Sequential', function()
     local net = nn.Sequential{nn.Flatten(), nn.Linear(100, 10)}
     fails(function() return net(torch.randn(2, 1, 28, 28)) end, "layer '1' Linear(in_features=100", '[2, 784]', '2x784 and 100x10')
   end)
+  it('a Lua module called from Lua names the layer that rejected its input (issue 59)', function()
+    local Net = nn.Module:extend('TwoLayers')
+    function Net:init() self.body = nn.Linear(8, 4); self.head = nn.Linear(5, 2) end
+    function Net:forward(x)
+      local y = self.head(self.body(x))
+      return y
+    end
+    -- called by the script itself (a hook, engine run), not by the trainer: named as there
+    fails(function() return Net()(torch.randn(3, 8)) end, "nn_spec.lua:", "layer 'head' Linear(in_features=5",
+          '[3, 4]')
+  end)
   it('state_dict and load_state_dict round-trip, and a mismatch lists the keys', function()
     local a = nn.Sequential{nn.Linear(2, 2)}
     local b = nn.Sequential{nn.Linear(2, 2)}

@@ -44,17 +44,46 @@ void push_sweeper(lua_State* L) {
 
 }  // namespace
 
-nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer) {
+namespace {
+
+// The module of the Lua frame that called a layer from Lua: its method's `self` (first local);
+// nullptr when the frame is no such method (a tail call, `return self.head(x)`, leaves no frame:
+// the caller's is seen instead).
+const torch::nn::Module* calling_module(lua_State* L) {
+  lua_Debug ar{};
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "Sl", &ar)) return nullptr;
+  const torch::nn::Module* owner = nullptr;
+  if (lua_getlocal(L, &ar, 1)) {
+    if (lua_istable(L, -1)) {
+      lua_pushliteral(L, "__cpp");
+      lua_rawget(L, -2);
+      auto* box = test_tagged<ModuleBox>(L, -1);
+      if (box && box->tag == ModuleBox::kTypeName && !box->object.any.is_empty()) {
+        owner = box->object.any.ptr().get();
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  return owner;
+}
+
+}  // namespace
+
+nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer,
+                                    lua_State* L) {
   raised.reset();
-  if (!running.empty()) {
-    for (const auto& item : running.back()->named_modules("", false)) {
+  const torch::nn::Module* owner = running.empty() ? nullptr : running.back();
+  if (!owner && L) owner = calling_module(L);
+  raised = error;
+  if (owner) {
+    for (const auto& item : owner->named_modules("", false)) {
       if (item.value().get() == &layer) {
         raised = error.nested_in(item.key());
-        return *raised;
+        break;
       }
     }
   }
-  raised = error;
   return *raised;
 }
 

@@ -32,7 +32,11 @@ namespace engine::lua {
 // place under the Lua module whose forward is running ("head.1"), and kept so that this
 // module's forward can raise it again as a LayerError once it has crossed Lua, for the modules
 // above to add their names.
-nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer);
+// L: the state the layer was called in; when no forward the engine called is running (a Lua
+// module called from Lua: net(x) in a hook or engine run), the Lua module is the calling frame's
+// `self`, and the error is named under it and located at that frame's line.
+nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer,
+                                    lua_State* L = nullptr);
 
 class LuaModuleImpl : public torch::nn::Module {
  public:

@@ -109,7 +109,7 @@ int m_forward(lua_State* L) {
     try {
       push_tensor(L, nn::forward_layer(box.any, x));
     } catch (const nn::LayerError& e) {
-      throw layer_error_from_lua(e, *box.module());
+      throw layer_error_from_lua(e, *box.module(), L);
     }
     return 1;
   });
