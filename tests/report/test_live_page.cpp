@@ -253,6 +253,55 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
   CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
 }
 
+TEST_CASE("a search's charts: one dot per trial, ties included, and log axes that draw") {
+  // 8 trials: a learning rate over three decades (a log axis, which padding once put below
+  // zero: nothing drawn) and a width with ties (3 values: 3 dots where there are 8 trials)
+  const auto dir = test::scratch_dir("live-page-search-view");
+  const auto runs = dir + "/runs";
+  {
+    io::SearchInfo info;
+    info.name = "view";
+    info.searcher["name"] = std::string("random");
+    info.searcher["metric"] = std::string("validation.loss");
+    info.spaces["lr"] = "search.log(1e-4, 1e-1)";
+    info.spaces["width"] = "search.choice{32, 64, 128}";
+    io::SearchFile search(runs + "/search.h5", info);
+    const double lrs[] = {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 5e-4};
+    const double widths[] = {32, 32, 64, 64, 64, 128, 128, 32};
+    for (int64_t id = 0; id < 8; ++id) {
+      io::SearchTrialRecord trial;
+      trial.id = id;
+      trial.hparams = {{"lr", lrs[id]}, {"width", widths[id]}};
+      trial.status = core::TrialStatus::kCompleted;
+      trial.rung_metrics = {0.5 + 0.01 * static_cast<double>(id)};
+      search.write_trial(trial);
+    }
+    search.finish(core::FileStatus::kCompleted);
+  }
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  const auto chart = [](const std::string& hparam) {
+    return "[...document.querySelectorAll('#searches .chart')].find((c) => c.dataset.title === "
+           "'validation.loss against " +
+           hparam + "')";
+  };
+  REQUIRE(browser.wait_for("(" + chart("lr") + ") !== undefined && (" + chart("width") +
+                           ") !== undefined"));
+  // every trial one mark: 8 rows (x values) in each chart, the tied widths spread
+  CHECK(browser.evaluate("(" + chart("width") + ").dataset.rows") == "8");
+  CHECK(browser.evaluate("(" + chart("lr") + ").dataset.rows") == "8");
+  // the log axis starts above zero, below the smallest rate
+  const double low =
+      std::stod(browser.evaluate("(" + chart("lr") + ").dataset.xLow").get<std::string>());
+  CHECK(low > 0);
+  CHECK(low < 1e-4);
+  // its tick labels each on one line: no label taller than one line of text
+  const std::string labels = "[...(" + chart("lr") + ").querySelectorAll('.dygraph-axis-label-x')]";
+  CHECK(browser.evaluate(labels + ".length").get<int>() >= 2);
+  CHECK(browser.evaluate(labels + ".every((l) => l.getBoundingClientRect().height < 20)") == true);
+}
+
 TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks' pivots") {
   const char* source = std::getenv("ENGINE_SOURCE_DIR");
   REQUIRE(source != nullptr);

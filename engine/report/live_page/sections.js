@@ -16,12 +16,33 @@ function sectionChanged(section, tables, sortKeys) {
   return true;
 }
 
+// Dots of one series at the same x (trials that share a value) would be one row, one mark:
+// each after the first moves a little along x (1% of the axis, in log space on a log axis),
+// so that every trial keeps its own dot.
+function spreadTies(series, log, lo, hi) {
+  const span = log ? Math.log(hi / lo) : hi - lo;
+  const step = 0.01 * (span > 0 ? span : (log ? Math.log(2) : Math.abs(lo) || 1));
+  return series.map((s) => {
+    const seen = new Map();
+    const points = s.points.map(([x, y]) => {
+      const k = seen.get(x) || 0;
+      seen.set(x, k + 1);
+      return [k === 0 ? x : (log ? x * Math.exp(step * k) : x + step * k), y];
+    });
+    return { ...s, points };
+  });
+}
+
 // A chart card of `series` ({label, points, colour}) against x; dots only when `dots`.
 function tableChart(section, title, xName, yName, series, dots) {
   const plot = el('div', { class: 'plot' }), legend = el('div', { class: 'legend' });
   const node = el('div', { class: 'chart', data: { title } }, plot, legend);
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const positive = xs.length && xs.every((x) => x > 0);
+  const lo = Math.min(...xs), hi = Math.max(...xs);
+  // a base-2 quantity (batch size, ranks, a learning rate over decades) on a log axis
+  const log = positive && hi / lo >= 4;
+  if (dots) series = spreadTies(series, log, lo, hi);
   const options = {
     labels: [xName, ...series.map((s) => s.label)], colors: series.map((s) => s.colour),
     title: htmlText(title), xlabel: htmlText(xName), ylabel: htmlText(yName), drawPoints: true,
@@ -29,12 +50,25 @@ function tableChart(section, title, xName, yName, series, dots) {
     strokeWidth: dots ? 0 : 1.5, connectSeparatedPoints: !dots, legend: 'always',
     labelsDiv: legend, labelsSeparateLines: true, animatedZooms: false, width: 540, height: 300,
     xRangePad: 12, yRangePad: 12,  // dots at the ends drawn whole
-    // a base-2 quantity (batch size, ranks, a learning rate over decades) on a log axis
-    axes: { x: { logscale: positive && Math.max(...xs) / Math.min(...xs) >= 4 } },
+    // labels wide enough for 3.00e-3 on one line
+    axes: { x: { logscale: log, axisLabelWidth: 80 }, y: { axisLabelWidth: 80 } },
   };
+  if (log) {
+    // dygraphs pads a log axis in linear units, below zero for values over decades (the axis
+    // then drew nothing): the padding made in log space instead
+    const spread = series.flatMap((s) => s.points.map((p) => p[0]));
+    const low = Math.min(...spread), high = Math.max(...spread), pad = Math.pow(high / low, 0.05);
+    options.xRangePad = 0;
+    options.dateWindow = [low / pad, high * pad];  // the x axis's range
+  }
   const rows = mergedRows(series);
   node.dataset.rows = rows.length;
-  if (rows.length) state.tableCharts[section].push(new Dygraph(plot, rows, options));
+  node.dataset.points = series.reduce((n, s) => n + s.points.length, 0);
+  if (rows.length) {
+    const graph = new Dygraph(plot, rows, options);
+    node.dataset.xLow = graph.xAxisRange()[0];
+    state.tableCharts[section].push(graph);
+  }
   return node;
 }
 
