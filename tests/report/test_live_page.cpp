@@ -162,6 +162,33 @@ TEST_CASE("the live page shows the folder and follows a run while it trains, in 
   live.finish(core::FileStatus::kCompleted);
 }
 
+TEST_CASE("a run keeps its colour at every load, when runs started later appear, in chromium") {
+  const auto dir = test::scratch_dir("live-page-colours");
+  const auto runs = dir + "/runs";
+  write_finished_run(runs, 0.05);
+  write_finished_run(runs, 0.1);
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  REQUIRE(
+      browser.wait_for("state.colours.size === 2 && document.querySelector('#charts .chart')"
+                       " !== null"));
+  const std::string before =
+      browser.evaluate("JSON.stringify([...state.colours])").get<std::string>();
+  // the oldest run takes the palette's first colour
+  CHECK(browser.evaluate(
+            "[...state.colours.values()].join(' ') === kPalette.slice(0, 2).join(' ')") == true);
+  write_finished_run(runs, 0.2);  // started later: the newest
+  browser.open(serving.server.url());
+  REQUIRE(
+      browser.wait_for("state.colours.size === 3 && document.querySelector('#charts .chart')"
+                       " !== null"));
+  // the two runs keep their colours: once the newest took the first one and shifted theirs
+  CHECK(browser.evaluate("[...new Map(JSON.parse(" + nlohmann::json(before).dump() +
+                         "))].every(([path, colour]) => state.colours.get(path) === colour)") ==
+        true);
+}
+
 TEST_CASE("hostile names reach the live page as text, never as elements, in chromium") {
   const auto dir = test::scratch_dir("live-page-hostile");
   const auto runs = dir + "/runs";

@@ -54,6 +54,21 @@ function cellText(value) {
   return typeof value === 'number' ? numberText(value) : String(value);
 }
 
+// A run keeps one colour wherever it appears, and the same one at every load of the page: the
+// folder's runs take the palette's colours in the order they started (their path breaking
+// ties), so that a run started later takes the next colour instead of shifting the others'.
+function assignColours() {
+  const rows = [];
+  for (const role of ['runs', 'evaluations']) {
+    for (const t of tableOf(role)) {
+      const started = t.columns.indexOf('started'), run = t.columns.indexOf('run');
+      for (const row of t.rows) rows.push([cellText(row[started]), row[run]]);
+    }
+  }
+  rows.sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : (a[0] < b[0] ? -1 : 1)));
+  for (const [, path] of rows) colourOf(path);
+}
+
 function colourOf(path) {
   if (!state.colours.has(path)) state.colours.set(path, kPalette[state.colours.size % kPalette.length]);
   return state.colours.get(path);
@@ -307,6 +322,7 @@ async function refresh() {
     if (text !== state.folderText) {
       state.folderText = text;
       state.folder = JSON.parse(text);
+      assignColours();
       render();
     }
     const runs = tableOf('runs')[0];
