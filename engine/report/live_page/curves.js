@@ -14,10 +14,31 @@ function smoothed(values, weight) {
   });
 }
 
+// Each charted run's name in the legends: the hyperparameters whose values differ among the
+// charted runs ("lr=0.1 batch_size=64"), with its name and file where they do not tell it
+// apart from another (one run alone: its name and file).
+function runLabels(paths) {
+  const hparamsOf = (path) => (state.runs.get(path) || {}).hparams || {};
+  const names = [...new Set(paths.flatMap((p) => Object.keys(hparamsOf(p))))].sort();
+  const differing = names.filter((n) =>
+    new Set(paths.map((p) => JSON.stringify(hparamsOf(p)[n]))).size > 1);
+  const labels = new Map(paths.map((p) => [p, differing.filter((n) => n in hparamsOf(p))
+    .map((n) => n + '=' + cellText(hparamsOf(p)[n])).join(' ')]));
+  const values = [...labels.values()];
+  if (values.some((v) => !v) || new Set(values).size < values.length) {
+    for (const [path, label] of labels) {
+      const run = state.runs.get(path) || {};
+      labels.set(path, (label ? label + ' ' : '') + (run.name || '') + ' (' + path + ')');
+    }
+  }
+  return labels;
+}
+
 // metric -> [{label, colour, dashed, points: [[x, y]...]}]: train, validation and test of a
 // metric together; another split's series under "<split>.<metric>".
 function collectCurves(xName, weight) {
   const curves = new Map();
+  const labels = runLabels(chartedPaths().filter((p) => state.runs.has(p)));
   for (const path of chartedPaths()) {
     const run = state.runs.get(path);
     if (!run || !run.splits) continue;
@@ -36,7 +57,7 @@ function collectCurves(xName, weight) {
           if (v !== null && isFinite(v) && xs[i] !== null) points.push([xs[i], v]);
         });
         if (!curves.has(key)) curves.set(key, []);
-        curves.get(key).push({ label: (run.name || path) + ' ' + split + ' (' + path + ')',
+        curves.get(key).push({ label: labels.get(path) + ' ' + split,
                                colour: colourOf(path), dashed: split !== 'train', points });
       }
     }
