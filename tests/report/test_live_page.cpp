@@ -190,6 +190,32 @@ TEST_CASE("a run keeps its colour at every load, when runs started later appear,
         true);
 }
 
+TEST_CASE("a run's facts fit the window, however long its command line, in chromium") {
+  const auto dir = test::scratch_dir("live-page-facts");
+  const auto runs = dir + "/runs";
+  {
+    io::RunInfo info;
+    info.name = "long";
+    info.command = "engine train scripts/fashion_mnist_asha.lua";
+    for (int i = 0; i < 40; ++i)
+      info.command += " --set some.nested.hyperparameter" + std::to_string(i) + "=0.000123";
+    io::RunWriter w(io::RunWriter::new_run_path(runs, "long"), info);
+    w.write_hparams({{"lr", 0.1}});
+    append_steps(w, 0.1, 1, 10);
+    w.finish(core::FileStatus::kCompleted);
+  }
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1400, 1000);
+  browser.open(serving.server.url());
+  REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 1"));
+  browser.evaluate("document.querySelector('#runs tr[data-path]').click()");
+  REQUIRE(
+      browser.wait_for("document.querySelector('#run-facts .facts') !== null && "
+                       "document.querySelector('#run-facts').textContent.includes('nested')"));
+  // nothing wider than the window: the command line wraps inside its cell
+  CHECK(browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth") == true);
+}
+
 TEST_CASE("hostile names reach the live page as text, never as elements, in chromium") {
   const auto dir = test::scratch_dir("live-page-hostile");
   const auto runs = dir + "/runs";
