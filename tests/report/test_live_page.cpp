@@ -342,6 +342,18 @@ TEST_CASE("a search's charts: one dot per trial, ties included, and log axes tha
   };
   REQUIRE(browser.wait_for("(" + chart("lr") + ") !== undefined && (" + chart("width") +
                            ") !== undefined"));
+  // the optimization history: each trial's metric by its number, and the best so far
+  const std::string history =
+      "[...document.querySelectorAll('#searches .chart')].find((c) => "
+      "c.dataset.title === 'validation.loss by trial (optimization "
+      "history)')";
+  REQUIRE(browser.wait_for("(" + history + ") !== undefined"));
+  CHECK(browser.evaluate("(" + history + ").dataset.rows") == "8");
+  // the metric rises trial by trial here: the best so far stays trial 0's
+  CHECK(browser.evaluate("state.tableCharts.searches[0].getValue(7, 2)").get<double>() ==
+        doctest::Approx(0.5));
+  CHECK(browser.evaluate("state.tableCharts.searches[0].getValue(7, 1)").get<double>() ==
+        doctest::Approx(0.57));
   // every trial one mark: 8 rows (x values) in each chart, the tied widths spread
   CHECK(browser.evaluate("(" + chart("width") + ").dataset.rows") == "8");
   CHECK(browser.evaluate("(" + chart("lr") + ").dataset.rows") == "8");

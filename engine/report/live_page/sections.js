@@ -33,8 +33,9 @@ function spreadTies(series, log, lo, hi) {
   });
 }
 
-// A chart card of `series` ({label, points, colour}) against x; dots only when `dots`.
-function tableChart(section, title, xName, yName, series, dots) {
+// A chart card of `series` ({label, points, colour}) against x; dots only when `dots`; `extra`:
+// dygraphs options of the chart's own (per-series ones).
+function tableChart(section, title, xName, yName, series, dots, extra = {}) {
   const plot = el('div', { class: 'plot' }), legend = el('div', { class: 'legend' });
   const node = el('div', { class: 'chart', data: { title } }, plot, legend);
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
@@ -53,6 +54,7 @@ function tableChart(section, title, xName, yName, series, dots) {
     // labels wide enough for 3.00e-3 on one line
     axes: { x: { logscale: log, axisLabelWidth: 80 }, y: { axisLabelWidth: 80 } },
   };
+  Object.assign(options, extra);
   if (log) {
     // dygraphs pads a log axis in linear units, below zero for values over decades (the axis
     // then drew nothing): the padding made in log space instead
@@ -72,6 +74,27 @@ function tableChart(section, title, xName, yName, series, dots) {
   return node;
 }
 
+// Optimization history, as Optuna's dashboard draws it: each trial's metric by trial number (a
+// dot), and the best so far (a line); the leaderboard, best first, says which way is better.
+function historyChart(board) {
+  const trial = board.columns.indexOf('trial'), metric = board.columns.indexOf(board.metric);
+  const rows = board.rows.filter((r) => typeof r[trial] === 'number' && typeof r[metric] === 'number');
+  if (rows.length < 2) return null;
+  const best = rows[0][metric];  // the leaderboard's first: the best
+  const minimize = rows.every((r) => r[metric] >= best);
+  const points = rows.map((r) => [r[trial], r[metric]]).sort((a, b) => a[0] - b[0]);
+  let sofar = null;
+  const bestSoFar = points.map(([x, y]) => {
+    sofar = sofar === null ? y : (minimize ? Math.min(sofar, y) : Math.max(sofar, y));
+    return [x, sofar];
+  });
+  return tableChart('searches', board.metric + ' by trial (optimization history)', 'trial',
+                    board.metric, [{ label: 'trial', points, colour: kPalette[0] },
+                                   { label: 'best so far', points: bestSoFar, colour: kPalette[1] }],
+                    false, { series: { trial: { strokeWidth: 0, pointSize: 3 } },
+                             stepPlot: false });
+}
+
 function followTrial(path) {
   if (!path) return;
   state.picked.add(path);
@@ -89,7 +112,8 @@ function renderSearches() {
     renderTable(table, board, { sortKey: 'leaderboard' + b, pathColumn: 'run', onRow: followTrial });
     parts.push(el('h3', {}, board.title || 'search'), el('div', { class: 'scroll' }, table));
     const metric = board.columns.indexOf(board.metric), rung = board.columns.indexOf('rung');
-    const charts = [];
+    const history = historyChart(board);
+    const charts = history ? [history] : [];
     for (const hparam of board.hparams) {
       const column = board.columns.indexOf(hparam);
       const byRung = new Map();
