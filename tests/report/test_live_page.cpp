@@ -290,12 +290,19 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
                          nlohmann::json(hparam).dump() + ")") == true);
   CHECK(browser.evaluate("document.querySelector('#runs').textContent.includes(" +
                          nlohmann::json(name).dump() + ")") == true);
-  // the search's chart: the metric against the hyperparameter, both in its title and axes
-  REQUIRE(browser.wait_for("document.querySelector('#searches .chart .dygraph-title') !== null"));
-  CHECK(browser.evaluate("document.querySelector('#searches .chart .dygraph-title').textContent") ==
+  // the search's chart: the metric against the hyperparameter, both in its title and axes (the
+  // optimization history before it names the metric as text too)
+  const std::string against =
+      "[...document.querySelectorAll('#searches .chart')].find((c) => "
+      "c.dataset.title.includes(' against '))";
+  REQUIRE(browser.wait_for("(" + against + ") !== undefined && (" + against +
+                           ").querySelector('.dygraph-title') !== null"));
+  CHECK(browser.evaluate("(" + against + ").querySelector('.dygraph-title').textContent") ==
         "validation." + metric + " against " + hparam);
-  CHECK(browser.evaluate(
-            "document.querySelector('#searches .chart .dygraph-xlabel').textContent") == hparam);
+  CHECK(browser.evaluate("(" + against + ").querySelector('.dygraph-xlabel').textContent") ==
+        hparam);
+  CHECK(browser.evaluate("document.querySelector('#searches .chart .dygraph-title').textContent") ==
+        "validation." + metric + " by trial (optimization history)");
   CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
   // the benchmark's chart: the model's name in its legend and table, as text
   REQUIRE(
@@ -403,7 +410,8 @@ TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks'
             .find("0.6255") != std::string::npos);
   CHECK(browser.evaluate("[...document.querySelectorAll('#searches .chart')].map((c) => "
                          "c.dataset.title).join('|')") ==
-        "validation.loss against net.depth|validation.loss against x");
+        "validation.loss by trial (optimization history)|validation.loss against "
+        "net.depth|validation.loss against x");
   // throughput against batch size: a line per model and phase, two batch sizes each
   REQUIRE(browser.wait_for("document.querySelector('#benchmarks .chart canvas') !== null"));
   CHECK(browser.evaluate("document.querySelector('#benchmarks .chart').dataset.rows") == "2");
