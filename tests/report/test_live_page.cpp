@@ -216,6 +216,45 @@ TEST_CASE("a run's facts fit the window, however long its command line, in chrom
   CHECK(browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth") == true);
 }
 
+TEST_CASE("the page's view is in its URL: the address opens it again, in chromium") {
+  const auto dir = test::scratch_dir("live-page-view");
+  const auto runs = dir + "/runs";
+  write_finished_run(runs, 0.05);
+  write_finished_run(runs, 0.1);
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 2"));
+  // one run picked, focused, smoothing 0.6, a log axis, the runs sorted by lr
+  browser.evaluate("document.querySelector('#runs tr[data-path] input').click()");
+  browser.evaluate("document.querySelector('#runs tr[data-path]').click()");
+  browser.evaluate(
+      "(() => { const s = document.getElementById('smoothing'); s.value = '0.6';"
+      " s.dispatchEvent(new Event('input')); })()");
+  browser.evaluate("document.getElementById('log-y').click()");
+  browser.evaluate(
+      "[...document.querySelectorAll('#runs th')].find((t) => t.textContent === "
+      "'lr').click()");
+  REQUIRE(browser.wait_for("location.hash.startsWith('#view=') && state.picked.size === 1"));
+  const std::string picked = browser.evaluate("[...state.picked][0]").get<std::string>();
+  const std::string url = browser.evaluate("location.href").get<std::string>();
+  // the same address, loaded again (from elsewhere: a fragment alone does not load a page): the
+  // same view
+  browser.open("about:blank");
+  browser.open(url);
+  REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 2"));
+  CHECK(browser.evaluate("[...state.picked].join('|')") == picked);
+  CHECK(browser.evaluate("state.focus") == picked);
+  CHECK(browser.evaluate("document.getElementById('smoothing').value") == "0.6");
+  CHECK(browser.evaluate("document.getElementById('log-y').checked") == true);
+  CHECK(browser.evaluate("state.sorts.runs.column") == "lr");
+  // a fragment that is no view is left alone: the page opens as it does without one
+  browser.open("about:blank");
+  browser.open(serving.server.url() + "#view=%7Bnot%20json");
+  REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 2"));
+  CHECK(browser.evaluate("state.picked.size") == 0);
+}
+
 TEST_CASE("hostile names reach the live page as text, never as elements, in chromium") {
   const auto dir = test::scratch_dir("live-page-hostile");
   const auto runs = dir + "/runs";

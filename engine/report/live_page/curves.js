@@ -92,6 +92,7 @@ function curveOptions(metric, series, xName, legend) {
 }
 
 function drawCurves() {
+  if (state.folder) saveView();
   const xName = document.getElementById('x-axis').value;
   const weight = Number(document.getElementById('smoothing').value);
   const curves = collectCurves(xName, weight);

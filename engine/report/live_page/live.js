@@ -267,8 +267,51 @@ function renderEvaluations() {
   }
 }
 
+// ---- the view in the URL -------------------------------------------------------------------
+
+// What the page shows, in the URL's fragment (#view=...), so that the address opens the same
+// view again: the picked and focused runs, the sorts, the filter, the comparison, and the
+// curves' x axis, smoothing and log axis.
+function saveView() {
+  const view = {
+    picked: [...state.picked], focus: state.focus, compare: state.compare, sorts: state.sorts,
+    filter: document.getElementById('filter').value,
+    x: document.getElementById('x-axis').value,
+    smoothing: document.getElementById('smoothing').value,
+    logY: document.getElementById('log-y').checked,
+  };
+  const hash = '#view=' + encodeURIComponent(JSON.stringify(view));
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+// The view a URL's fragment gives; a fragment that is not one is left alone.
+function restoreView() {
+  if (!location.hash.startsWith('#view=')) return;
+  let view;
+  try {
+    view = JSON.parse(decodeURIComponent(location.hash.slice(6)));
+  } catch (error) {
+    return;
+  }
+  if (!view || typeof view !== 'object') return;
+  if (Array.isArray(view.picked)) state.picked = new Set(view.picked.map(String));
+  if (typeof view.focus === 'string') state.focus = view.focus;
+  state.compare = view.compare === true;
+  if (view.sorts && typeof view.sorts === 'object') Object.assign(state.sorts, view.sorts);
+  if (typeof view.filter === 'string') document.getElementById('filter').value = view.filter;
+  const x = document.getElementById('x-axis');
+  if ([...x.options].some((o) => o.value === view.x)) x.value = view.x;
+  const smoothing = document.getElementById('smoothing');
+  if (view.smoothing !== undefined && isFinite(Number(view.smoothing))) {
+    smoothing.value = String(view.smoothing);
+    document.getElementById('smoothing-value').textContent = smoothing.value;
+  }
+  document.getElementById('log-y').checked = view.logY === true;
+}
+
 function render() {
   if (!state.folder) return;
+  saveView();
   document.getElementById('folder').textContent = state.folder.folder;
   renderRuns();
   renderEvaluations();
@@ -336,7 +379,11 @@ async function refresh() {
 }
 
 function setUp() {
-  document.getElementById('filter').addEventListener('input', renderRuns);  // its table only
+  restoreView();
+  document.getElementById('filter').addEventListener('input', () => {
+    renderRuns();  // its table only
+    saveView();
+  });
   document.getElementById('compare').addEventListener('click', () => {
     state.compare = !state.compare;
     render();
