@@ -45,6 +45,26 @@ std::string write_finished_run(const std::string& runs, double lr) {
   return path;
 }
 
+// DIR/runs with two finished runs (lr 0.05 and 0.1).
+std::string two_finished_runs(const std::string& dir) {
+  for (const double lr : {0.05, 0.1}) write_finished_run(dir + "/runs", lr);
+  return dir + "/runs";
+}
+
+// Two finished runs in a folder of their own, served, the page open on it.
+struct TwoRunsServed {
+  explicit TwoRunsServed(const std::string& name)
+      : dir(test::scratch_dir(name)),
+        runs(two_finished_runs(dir)),
+        serving(runs),
+        browser(dir + "/chromium-profile", 1280, 1200) {
+    browser.open(serving.server.url());
+  }
+  std::string dir, runs;
+  test::Serving serving;
+  test::HeadlessBrowser browser;
+};
+
 std::string js_quoted(const std::string& text) {
   return "'" + text + "'";
 }
@@ -164,13 +184,10 @@ TEST_CASE("the live page shows the folder and follows a run while it trains, in 
 }
 
 TEST_CASE("a run keeps its colour at every load, when runs started later appear, in chromium") {
-  const auto dir = test::scratch_dir("live-page-colours");
-  const auto runs = dir + "/runs";
-  write_finished_run(runs, 0.05);
-  write_finished_run(runs, 0.1);
-  test::Serving serving(runs);
-  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
-  browser.open(serving.server.url());
+  TwoRunsServed page("live-page-colours");
+  auto& browser = page.browser;
+  const auto& runs = page.runs;
+  auto& serving = page.serving;
   REQUIRE(
       browser.wait_for("state.colours.size === 2 && document.querySelector('#charts .chart')"
                        " !== null"));
@@ -217,13 +234,9 @@ TEST_CASE("a run's facts fit the window, however long its command line, in chrom
 }
 
 TEST_CASE("the page's view is in its URL: the address opens it again, in chromium") {
-  const auto dir = test::scratch_dir("live-page-view");
-  const auto runs = dir + "/runs";
-  write_finished_run(runs, 0.05);
-  write_finished_run(runs, 0.1);
-  test::Serving serving(runs);
-  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
-  browser.open(serving.server.url());
+  TwoRunsServed page("live-page-view");
+  auto& browser = page.browser;
+  auto& serving = page.serving;
   REQUIRE(browser.wait_for("document.querySelectorAll('#runs tr[data-path]').length === 2"));
   // one run picked, focused, smoothing 0.6, a log axis, the runs sorted by lr
   browser.evaluate("document.querySelector('#runs tr[data-path] input').click()");
