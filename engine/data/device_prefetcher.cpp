@@ -3,8 +3,9 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
-#include <algorithm>
 #include <utility>
+
+#include "engine/core/int64_range.hpp"
 
 namespace engine::data {
 namespace {
@@ -15,14 +16,6 @@ void for_each_tensor(Batch& batch, F&& f) {
     if (t->defined()) f(*t);
   }
   for (auto& [name, tensor] : batch.inputs) f(tensor);
-}
-
-// The smallest and largest value of an int64 tensor on the host: one pass over its values.
-std::pair<int64_t, int64_t> host_range(const torch::Tensor& target) {
-  const auto values = target.contiguous();
-  const int64_t* v = values.data_ptr<int64_t>();
-  const auto [lo, hi] = std::minmax_element(v, v + values.numel());
-  return {*lo, *hi};
 }
 
 }  // namespace
@@ -46,7 +39,7 @@ void DevicePrefetcher::read_ahead() {
   const auto& target = ahead_->target;
   if (target_range_ && target.defined() && target.is_cpu() &&
       target.scalar_type() == torch::kInt64 && target.numel() > 0) {
-    ahead_->target_range = host_range(target);
+    ahead_->target_range = core::int64_range(target);
   }
   if (!side_) {
     transform(*ahead_);

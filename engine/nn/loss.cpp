@@ -5,6 +5,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/int64_range.hpp"
 #include "engine/nn/positions.hpp"
 
 namespace engine::nn {
@@ -13,12 +14,7 @@ namespace {
 // The smallest and largest class in target (int64, not empty). On CPU a plain pass over the
 // values: two reductions with two reads took microseconds there.
 std::pair<int64_t, int64_t> class_range(const torch::Tensor& target) {
-  if (target.is_cpu()) {
-    const auto values = target.contiguous();
-    const int64_t* v = values.data_ptr<int64_t>();
-    const auto [lo, hi] = std::minmax_element(v, v + values.numel());
-    return {*lo, *hi};
-  }
+  if (target.is_cpu()) return core::int64_range(target);
   const auto [lo, hi] = torch::aminmax(target);
   const auto both = torch::stack({lo, hi}).cpu();
   return {both[0].item<int64_t>(), both[1].item<int64_t>()};

@@ -50,7 +50,9 @@ std::string closing(const std::string& head) {
   return out + "Connection: close\r\n\r\n" + head.substr(end + 4);
 }
 
-int connect_inner(int port) {
+}  // namespace
+
+int connect_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   sockaddr_in address{};
@@ -63,8 +65,6 @@ int connect_inner(int port) {
   }
   return fd;
 }
-
-}  // namespace
 
 FrontDoor::FrontDoor(const std::string& host, int port, std::chrono::milliseconds head_deadline)
     : head_deadline_(head_deadline) {
@@ -189,7 +189,7 @@ void FrontDoor::serve(int client, int inner_port) {
     }
   }
   const bool whole = head_end != std::string::npos && !refusal;
-  const int inner = whole ? connect_inner(inner_port) : -1;
+  const int inner = whole ? connect_loopback(inner_port) : -1;
   if (inner >= 0) {
     // one request on a connection of its own: the server answers it and closes
     const std::string request = closing(head);

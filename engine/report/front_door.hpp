@@ -17,6 +17,9 @@
 
 namespace engine::report {
 
+// A TCP connection to 127.0.0.1:port (close-on-exec); -1 when it cannot be made.
+int connect_loopback(int port);
+
 class FrontDoor {
  public:
   static constexpr size_t kMostHeadBytes = 64 * 1024;

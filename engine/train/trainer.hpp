@@ -98,6 +98,9 @@ class Trainer : public StepContext {
   // the scaler inside it; scaled_step_on_device: unscale, the step undone where a gradient
   // overflowed, the scale grown or backed off, all on the device.
   void prepare_scaler();
+  // Whether this step scales with the device's state: scales_on_device_, once the optimizer
+  // has its state (an undone step puts it back; the step that makes it cannot be undone)
+  bool scaling_on_device();
   torch::Tensor scaled_loss(const torch::Tensor& loss);
   void graph_scaled_step();
   void scaled_step_on_device();
@@ -182,7 +185,8 @@ class Trainer : public StepContext {
   // since then left the host's GradScaler behind.
   torch::Tensor scale_on_device_, growth_on_device_, skipped_on_device_;
   bool scaler_on_device_ = false;
-  bool scales_on_device_ = false;  // eager steps scale with the device's state too
+  bool scales_on_device_ = false;      // eager steps scale with the device's state too
+  bool optimizer_state_made_ = false;  // scaling_on_device() found the optimizer's state
   bool lbfgs_ = false;
   int64_t batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, epochs_ = 0;
   int64_t micro_ = 0;            // batches in the accumulation group so far

@@ -53,9 +53,16 @@ void Trainer::prepare_scaler() {
                       o.clip_grad_norm == 0 && o.clip_grad_value == 0;
 }
 
+bool Trainer::scaling_on_device() {
+  if (!scales_on_device_) return false;
+  // looked up until the optimizer has made its state; once made, it stays
+  if (!optimizer_state_made_) optimizer_state_made_ = optimizer_has_state();
+  return optimizer_state_made_;
+}
+
 torch::Tensor Trainer::scaled_loss(const torch::Tensor& loss) {
   // the step before the optimizer has its state runs on the host's scaler (optimizer_step)
-  if (!scales_on_device_ || !optimizer_has_state()) return scaler_.scale(loss);
+  if (!scaling_on_device()) return scaler_.scale(loss);
   push_scaler();
   return loss * scale_on_device_;
 }
@@ -148,7 +155,7 @@ void Trainer::optimizer_step() {
   const auto& o = spec_.options;
   // a step that creates the optimizer's state (SGD's first momentum step) cannot be undone by
   // putting the state back: those run as the host's scaler says
-  if (scales_on_device_ && optimizer_has_state()) {
+  if (scaling_on_device()) {
     push_scaler();
     scaled_step_on_device();
     release_gradients(*spec_.optimizer);

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "engine/report/front_door.hpp"
+
 namespace engine::test {
 
 struct RawAnswer {
@@ -16,20 +18,12 @@ struct RawAnswer {
   std::string head, body;
 };
 
-// A TCP connection to 127.0.0.1:port with a 60 s receive guard (against a hang, not a wait);
-// -1 when it cannot be made.
+// A TCP connection to 127.0.0.1:port (the front door's) with a 60 s receive guard (against a
+// hang, not a wait); -1 when it cannot be made.
 inline int connect_loopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = report::connect_loopback(port);
   const timeval guard{60, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof guard);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof guard);
   return fd;
 }
 

@@ -8,11 +8,15 @@
 #include <ATen/record_function.h>
 
 #include <cmath>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/sgd.hpp"
 #include "engine/train/trainer.hpp"
+#include "tests/test_support.hpp"
 #include "tests/train/blob_spec.hpp"
 
 using namespace engine;
@@ -136,4 +140,53 @@ TEST_CASE("the scaler kept on the device skips and backs off as the host's does"
   CHECK((host == device));     // loss_scale is in every train row
   CHECK(torch::equal(host_weights, device_weights));
   CHECK(host_skipped == device_skipped);
+}
+
+TEST_CASE("a run whose scaler is on the device resumes from a checkpoint to the same series") {
+  // the scale, its good-step count and the skipped steps are on the device between log steps:
+  // a checkpoint must take them from there
+  const auto dir = test::scratch_dir("device-scaler-resume");
+  auto spec_for = [&](const std::string& folder) {
+    auto spec = counted_spec(train::Precision::kBFloat16, true);
+    spec.options.loss_scale.init_scale = std::ldexp(1.0, 127);
+    spec.options.loss_scale.growth_interval = 3;
+    auto forward = spec.model.forward;
+    spec.model.forward = [forward](const torch::Tensor& x) { return forward(x * 10); };
+    spec.options.checkpoint.folder = folder;
+    spec.options.checkpoint.every_epoch = false;
+    spec.options.checkpoint.every_steps = 6;  // between log steps (every 4)
+    spec.options.checkpoint.keep_last = 10;
+    return spec;
+  };
+  auto whole = spec_for(dir + "/whole");
+  engine::test::Recorder whole_rows;
+  train::Trainer(whole, {&whole_rows}).run();
+
+  struct CrashAt : train::Observer {
+    void on_progress(const train::Progress& p) override {
+      if (p.step == 9) throw std::runtime_error("crash");
+    }
+  } crash;
+  auto crashed = spec_for(dir + "/crashed");
+  engine::test::Recorder before;
+  CHECK_THROWS_AS(train::Trainer(crashed, {&before, &crash}).run(), std::runtime_error);
+  const std::string checkpoint = dir + "/crashed/ckpt-6.h5";
+  REQUIRE(std::filesystem::exists(checkpoint));
+  const auto info = train::read_checkpoint_info(checkpoint);
+
+  auto resumed = spec_for(dir + "/crashed");
+  engine::test::Recorder after;
+  train::Trainer trainer(resumed, {&after});
+  trainer.resume_from(checkpoint);
+  trainer.run();
+  CHECK(torch::equal(engine::test::all_weights(resumed), engine::test::all_weights(whole)));
+  engine::test::Recorder joined;
+  std::map<std::string, int64_t> kept = info.rows;
+  for (const auto& r : before.rows) {
+    if (kept[r.split]-- > 0) joined.rows.push_back(r);
+  }
+  for (const auto& r : after.rows) joined.rows.push_back(r);
+  REQUIRE(!whole_rows.data_values("overflow_skipped_steps").empty());
+  CHECK(whole_rows.data_values("overflow_skipped_steps")[0] > 1);  // it did overflow
+  CHECK((joined.series() == whole_rows.series()));                 // loss_scale in every train row
 }
