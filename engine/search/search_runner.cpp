@@ -102,9 +102,10 @@ std::vector<std::string> trial_argv(const Trial& trial, const Job& job, const Tr
   if (job.length > 0) {
     argv.insert(argv.end(),
                 {config.unit == "steps" ? "--steps" : "--epochs", std::to_string(job.length)});
-    // the trial's whole length, as hp.budget, so that a schedule spans all its rungs: a
-    // promoted trial's rates are those of one run of that length
-    if (config.max_length >= job.length) {
+    // asha: the trial's whole length, as hp.budget, so that a schedule spans all its rungs (a
+    // promoted trial's rates are those of one run of that length), and the rung's as hp.rung;
+    // the other searchers train each trial to max_length at once: no rung
+    if (config.name == "asha" && config.max_length >= job.length) {
       argv.insert(argv.end(), {"--budget", std::to_string(config.max_length)});
     }
   }
