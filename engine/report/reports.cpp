@@ -14,6 +14,7 @@
 #include "engine/report/cells.hpp"
 #include "engine/report/plots.hpp"
 #include "engine/report/run_report.hpp"
+#include "engine/report/search_importance.hpp"
 #include "engine/report/search_report.hpp"
 
 namespace engine::report {
@@ -240,6 +241,24 @@ std::vector<io::RunFile> add_run_tables(const std::vector<io::RunFile>& runs, in
 
 // One leaderboard per search: the shards of one job array together, two searches never.
 void add_leaderboards(const std::vector<io::SearchContents>& searches, Report& report) {
+  const auto groups = search_groups(searches);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    report.tables.push_back(leaderboard(groups[g]));
+    if (groups.size() > 1) {
+      report.tables.back().name = "trials_" + std::to_string(g + 1);
+      if (groups[g].size() == 1) report.tables.back().title += " (" + groups[g][0].path + ")";
+    }
+    Table importance = importance_table(groups[g]);
+    if (importance.columns.empty()) continue;  // nothing searched
+    if (groups.size() > 1) importance.name += "_" + std::to_string(g + 1);
+    report.tables.push_back(std::move(importance));
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<io::SearchContents>> search_groups(
+    const std::vector<io::SearchContents>& searches) {
   std::vector<std::vector<io::SearchContents>> groups;
   std::vector<std::string> keys;
   for (size_t i = 0; i < searches.size(); ++i) {
@@ -252,16 +271,8 @@ void add_leaderboards(const std::vector<io::SearchContents>& searches, Report& r
       groups[static_cast<size_t>(at - keys.begin())].push_back(searches[i]);
     }
   }
-  for (size_t g = 0; g < groups.size(); ++g) {
-    report.tables.push_back(leaderboard(groups[g]));
-    if (groups.size() > 1) {
-      report.tables.back().name = "trials_" + std::to_string(g + 1);
-      if (groups[g].size() == 1) report.tables.back().title += " (" + groups[g][0].path + ")";
-    }
-  }
+  return groups;
 }
-
-}  // namespace
 
 bool is_trial_of(const std::string& run_path, const std::string& search_path) {
   const std::string trials = io::SearchFile::trials_folder(search_path) + "/";

@@ -54,6 +54,11 @@ struct ResultContents {
 };
 Report result_tables(const ResultContents& contents);
 
+// Search files grouped as their leaderboards are (in this order): the shards of one job array
+// (which agree on name, seed, searcher, overrides and script) together, every other file alone.
+std::vector<std::vector<io::SearchContents>> search_groups(
+    const std::vector<io::SearchContents>& searches);
+
 // The run files of a search's trials (under its trials folder): its leaderboard shows them, a
 // folder's comparison of runs does not list them again.
 bool is_trial_of(const std::string& run_path, const std::string& search_path);
