@@ -109,6 +109,37 @@ void add_pivots(const Table& points, json& tables, json& notes) {
   }
 }
 
+// Each trial's searched metric at every step it was measured: the curves ASHA judged (Optuna's
+// intermediate values). [{trial, status, points: [[step, value], ...]}], by trial id.
+json intermediate_json(const std::vector<io::SearchContents>& group) {
+  json trials = json::array();
+  if (group.empty()) return trials;
+  const auto it = group.front().attributes.find("searcher.metric");
+  const std::string metric =
+      it == group.front().attributes.end() ? "" : cell_text(cell_of(it->second));
+  const auto dot = metric.find('.');
+  if (dot == std::string::npos) return trials;
+  const std::string split = metric.substr(0, dot), name = metric.substr(dot + 1);
+  for (const auto& search : group) {
+    for (const auto& trial : search.trials) {
+      const auto s = trial.metrics.find(split);
+      if (s == trial.metrics.end()) continue;
+      const auto series = s->second.series.find(name);
+      if (series == s->second.series.end()) continue;
+      json points = json::array();
+      for (size_t i = 0; i < series->second.size() && i < s->second.step.size(); ++i) {
+        if (std::isfinite(series->second[i]))
+          points.push_back({s->second.step[i], series->second[i]});
+      }
+      if (points.empty()) continue;
+      trials.push_back({{"trial", trial.id},
+                        {"status", core::name_of(trial.status)},
+                        {"points", std::move(points)}});
+    }
+  }
+  return trials;
+}
+
 json attributes_json(const std::map<std::string, io::h5::Attribute>& attributes) {
   json out = json::object();
   for (const auto& [name, value] : attributes) out[name] = cell_json(cell_of(value));
@@ -130,14 +161,21 @@ std::string folder_json(LiveFolder& folder) {
   }
   json tables = json::array(), notes = json::array();
   const Report report = result_tables({look.runs, look.benchmarks, look.searches});
+  const auto searches = search_groups(look.searches);
+  size_t boards = 0;
   for (const auto& t : report.tables) {
     if (t.name == "runs" || t.name == "evaluations") {
       tables.push_back(runs_json(t, t.name));
     } else if (t.name == "points") {
       tables.push_back(table_json(t, "points"));
       add_pivots(t, tables, notes);
+    } else if (t.name.rfind("importance", 0) == 0) {
+      tables.back()["importance"] = table_json(t, "importance");  // its search's, just before
     } else {
       tables.push_back(leaderboard_json(t, folder));
+      if (boards < searches.size())
+        tables.back()["intermediate"] = intermediate_json(searches[boards]);
+      ++boards;
     }
   }
   return dump({{"folder", folder.folder()},

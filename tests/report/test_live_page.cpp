@@ -12,6 +12,7 @@
 #include "engine/io/bench_file.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/io/search_file.hpp"
+#include "engine/report/search_importance.hpp"
 #include "tests/report/headless_browser.hpp"
 #include "tests/report/serving.hpp"
 #include "tests/test_support.hpp"
@@ -64,6 +65,23 @@ struct TwoRunsServed {
   test::Serving serving;
   test::HeadlessBrowser browser;
 };
+
+// A benchmark point measured on the CPU: 2 ms a batch of `batch` samples.
+io::BenchPoint ok_point(const std::string& model, int64_t batch, int64_t index) {
+  io::BenchPoint point;
+  point.row.point = index;
+  point.row.model = model;
+  point.row.phase = "training";
+  point.row.device = "cpu";
+  point.row.dtype = "float32";
+  point.row.batch_size = batch;
+  point.row.threads = 1;
+  point.row.num_batches = 2;
+  point.row.status = core::PointStatus::kOk;
+  point.row.mean_ms = point.row.p50_ms = 2.0;
+  point.row.throughput = point.row.throughput_p50 = 500.0 * static_cast<double>(batch);
+  return point;
+}
 
 std::string js_quoted(const std::string& text) {
   return "'" + text + "'";
@@ -305,21 +323,7 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
     io::BenchInfo info;
     info.name = "sweep";
     io::BenchFile bench(runs + "/bench.h5", info);
-    for (const int64_t batch : {8, 16}) {
-      io::BenchPoint point;
-      point.row.point = batch / 8 - 1;
-      point.row.model = name;
-      point.row.phase = "training";
-      point.row.device = "cpu";
-      point.row.dtype = "float32";
-      point.row.batch_size = batch;
-      point.row.threads = 1;
-      point.row.num_batches = 2;
-      point.row.status = core::PointStatus::kOk;
-      point.row.mean_ms = point.row.p50_ms = 2.0;
-      point.row.throughput = point.row.throughput_p50 = 500.0 * static_cast<double>(batch);
-      bench.write_point(point);
-    }
+    for (const int64_t batch : {8, 16}) bench.write_point(ok_point(name, batch, batch / 8 - 1));
     bench.finish(core::FileStatus::kCompleted);
   }
   test::Serving serving(runs);
@@ -355,6 +359,14 @@ TEST_CASE("hostile names reach the live page as text, never as elements, in chro
         hparam);
   CHECK(browser.evaluate("document.querySelector('#searches .chart .dygraph-title').textContent") ==
         "validation." + metric + " by trial (optimization history)");
+  // the importance card and the parallel coordinates name the hyperparameter as text
+  REQUIRE(
+      browser.wait_for("document.querySelector('#searches .importance-row .name') !== null && "
+                       "document.querySelector('#searches .parallel .axis-name') !== null"));
+  CHECK(browser.evaluate("document.querySelector('#searches .importance-row .name').textContent") ==
+        hparam);
+  CHECK(browser.evaluate("document.querySelector('#searches .parallel .axis-name').textContent") ==
+        hparam);
   CHECK(browser.evaluate("document.querySelectorAll('body img, body b, body i').length") == 0);
   // the benchmark's chart: the model's name in its legend and table, as text
   REQUIRE(
@@ -462,8 +474,10 @@ TEST_CASE("the live page shows a search's leaderboard and plots, and benchmarks'
             .find("0.6255") != std::string::npos);
   CHECK(browser.evaluate("[...document.querySelectorAll('#searches .chart')].map((c) => "
                          "c.dataset.title).join('|')") ==
-        "validation.loss by trial (optimization history)|validation.loss against "
-        "net.depth|validation.loss against x");
+        "validation.loss by trial (optimization history)|validation.loss by step, each trial "
+        "(intermediate values)|hyperparameter importance for validation.loss (fANOVA, as Optuna's "
+        "default; 2 completed trials)|validation.loss against net.depth|validation.loss against "
+        "x|parallel coordinates: 2 trials at rung 1, darker is better");
   // throughput against batch size: a line per model and phase, two batch sizes each
   REQUIRE(browser.wait_for("document.querySelector('#benchmarks .chart canvas') !== null"));
   CHECK(browser.evaluate("document.querySelector('#benchmarks .chart').dataset.rows") == "2");
@@ -508,4 +522,118 @@ TEST_CASE("a zoomed benchmark chart stays as it is while a run trains beside it"
   CHECK(browser.evaluate("engineLive.tableCharts.benchmarks[0] === window.zoomed") == true);
   CHECK(browser.evaluate("engineLive.tableCharts.benchmarks[0].xAxisRange()[0]") == 2.5);
   live.finish(core::FileStatus::kCompleted);
+}
+
+TEST_CASE("a search's importance, parallel coordinates and intermediate values, in chromium") {
+  // ASHA over 10 trials: rungs of 2, 4 and 8 steps (10, 6 and 2 trials: 0 and 9 completed), a
+  // learning rate over decades, a choice of words, each trial's validation.loss at every rung
+  const auto dir = test::scratch_dir("live-page-search-views");
+  const auto runs = dir + "/runs";
+  const auto path = runs + "/search.h5";
+  {
+    io::SearchInfo info;
+    info.name = "views";
+    info.searcher["name"] = std::string("asha");
+    info.searcher["metric"] = std::string("validation.loss");
+    info.spaces["lr"] = "search.log(0.0001, 0.1)";
+    info.spaces["act"] = "search.choice{'relu', 'tanh'}";
+    io::SearchFile search(path, info);
+    for (int64_t id = 0; id < 10; ++id) {
+      io::SearchTrialRecord trial;
+      trial.id = id;
+      const double lr = std::pow(10.0, -4.0 + 0.3 * static_cast<double>(id));
+      const bool tanh = id % 2 == 0;
+      trial.hparams = {{"lr", lr}, {"act", std::string(tanh ? "tanh" : "relu")}};
+      const int64_t rungs = id == 0 || id == 9 ? 3 : id < 5 ? 2 : 1;
+      trial.rung = rungs - 1;
+      trial.status = rungs == 3 ? core::TrialStatus::kCompleted : core::TrialStatus::kStopped;
+      io::MetricSplit validation;
+      for (int64_t step = 2; step <= (int64_t{2} << (rungs - 1)); step *= 2) {
+        const double loss = std::abs(std::log10(lr) + 2.5) + (tanh ? 0.3 : 0) + 1.0 / step;
+        validation.step.push_back(step);
+        validation.epoch.push_back(0);
+        validation.time.push_back(static_cast<double>(step));
+        validation.series["loss"].push_back(loss);
+        if (step == 2 || step == 4 || step == 8) trial.rung_metrics.push_back(loss);
+      }
+      trial.metrics["validation"] = validation;
+      search.write_trial(trial);
+    }
+    search.finish(core::FileStatus::kCompleted);
+  }
+  // the figures the engine computes (engine report shows them too)
+  const report::Table importance = report::importance_table({io::read_search_file(path)});
+  REQUIRE(importance.rows.size() == 2);
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  const auto card = [](const std::string& start) {
+    return "[...document.querySelectorAll('#searches .chart')].find((c) => "
+           "c.dataset.title.startsWith('" +
+           start + "'))";
+  };
+  REQUIRE(browser.wait_for("(" + card("hyperparameter importance") + ") !== undefined && (" +
+                           card("parallel coordinates") + ") !== undefined && (" +
+                           card("validation.loss by step") + ") !== undefined"));
+  // importance: a row per hyperparameter, in the engine's order, with its share
+  const std::string rows =
+      "[...(" + card("hyperparameter importance") + ").querySelectorAll('.importance-row')]";
+  CHECK(browser.evaluate(rows + ".map((r) => r.dataset.name).join(',')") ==
+        std::get<std::string>(importance.rows[0][0]) + "," +
+            std::get<std::string>(importance.rows[1][0]));
+  CHECK(
+      std::stod(
+          browser.evaluate(rows + "[0].querySelector('.share').textContent").get<std::string>()) ==
+      doctest::Approx(std::get<double>(importance.rows[0][1])).epsilon(1e-3));
+  CHECK(browser.evaluate("(" + card("hyperparameter importance") + ").dataset.title") ==
+        importance.title);
+  // parallel coordinates: the 2 trials of the last rung, one line each, an axis per
+  // hyperparameter and the metric, the learning rate's on a log scale
+  const std::string parallel = card("parallel coordinates");
+  CHECK(browser.evaluate("(" + parallel + ").dataset.title") ==
+        "parallel coordinates: 2 trials at rung 2, darker is better");
+  CHECK(browser.evaluate("(" + parallel + ").querySelectorAll('polyline.trial').length") == 2);
+  CHECK(browser.evaluate("[...(" + parallel +
+                         ").querySelectorAll('.axis-name')].map((t) => t.textContent).join('|')") ==
+        "act|lr (log)|validation.loss");
+  // trial 0's learning rate (1e-4) at the bottom of its axis, trial 9's (0.05) at the top
+  const std::string ys = "(" + parallel +
+                         ").querySelector('polyline[data-trial=\"ID\"]').getAttribute('points')"
+                         ".split(' ')[1].split(',')[1]";
+  auto y_of = [&](const std::string& id) {
+    std::string e = ys;
+    e.replace(e.find("ID"), 2, id);
+    return std::stod(browser.evaluate(e).get<std::string>());
+  };
+  CHECK(y_of("0") > y_of("9"));  // lower on the page: a smaller learning rate
+  // intermediate values: a line per trial, at the steps each was measured (2, 4, 8)
+  const std::string steps = card("validation.loss by step");
+  CHECK(browser.evaluate("(" + steps + ").dataset.rows") == "3");
+  CHECK(browser.evaluate("(" + steps + ").dataset.points") == "18");  // 10 + 6 + 2
+}
+
+TEST_CASE("a starved benchmark point is marked in its chart and its table, in chromium") {
+  const auto dir = test::scratch_dir("live-page-starved");
+  const auto runs = dir + "/runs";
+  {
+    io::BenchInfo info;
+    info.name = "sweep";
+    io::BenchFile bench(runs + "/bench.h5", info);
+    for (const int64_t batch : {8, 16, 32}) {
+      io::BenchPoint point = ok_point("mlp", batch, batch / 8 - 1);
+      point.row.starved = batch == 16;
+      point.row.cpu_share = batch == 16 ? 0.09 : 0.97;
+      bench.write_point(point);
+    }
+    bench.finish(core::FileStatus::kCompleted);
+  }
+  test::Serving serving(runs);
+  test::HeadlessBrowser browser(dir + "/chromium-profile", 1280, 1200);
+  browser.open(serving.server.url());
+  REQUIRE(browser.wait_for("document.querySelector('#benchmarks .chart canvas') !== null"));
+  const std::string chart = "document.querySelector('#benchmarks .chart')";
+  CHECK(browser.evaluate(chart + ".dataset.starved") == "1");
+  CHECK(browser.evaluate(chart + ".querySelector('.legend').textContent.includes('starved')") ==
+        true);
+  CHECK(browser.evaluate("document.querySelectorAll('#benchmarks td.starved').length") == 1);
 }

@@ -166,6 +166,7 @@ function renderTable(node, table, options = {}) {
     row.forEach((cell, i) => {
       const classes = [typeof cell === 'number' ? 'number' : ''];
       if (table.columns[i] === 'status') classes.push('status-' + cellText(cell));
+      if (table.columns[i] === 'starved' && cell === 'starved') classes.push('starved');
       tr.append(el('td', { class: classes.join(' ').trim() }, cellText(cell)));
     });
     if (options.onRow && path) {

@@ -112,8 +112,8 @@ function renderSearches() {
     renderTable(table, board, { sortKey: 'leaderboard' + b, pathColumn: 'run', onRow: followTrial });
     parts.push(el('h3', {}, board.title || 'search'), el('div', { class: 'scroll' }, table));
     const metric = board.columns.indexOf(board.metric), rung = board.columns.indexOf('rung');
-    const history = historyChart(board);
-    const charts = history ? [history] : [];
+    const charts = [historyChart(board), intermediateChart(board), importanceChart(board)]
+                       .filter((c) => c);
     for (const hparam of board.hparams) {
       const column = board.columns.indexOf(hparam);
       const byRung = new Map();
@@ -130,12 +130,16 @@ function renderSearches() {
                              series, true));
     }
     if (charts.length) parts.push(el('div', { class: 'scatter' }, ...charts));
+    const parallel = parallelChart(board);
+    if (parallel) parts.push(parallel);
   });
   holder.replaceChildren(...parts);
 }
 
 // One line per pivot row (its key cells), x from the "batch_size=8" column names.
-function pivotChart(table) {
+// A starved point (its process got under half its threads' CPU time: its figure says little)
+// is ringed in red on the charts of its own measure.
+function pivotChart(table, points) {
   const keys = table.keys;
   const columns = table.columns.slice(keys);
   const xs = columns.map((c) => Number(c.slice(c.indexOf('=') + 1)));
@@ -145,8 +149,21 @@ function pivotChart(table) {
     colour: kPalette[r % kPalette.length],
     points: xs.map((x, i) => [x, row[keys + i]]).filter((p) => typeof p[1] === 'number'),
   }));
-  return tableChart('benchmarks', table.value + ' against ' + table.x, table.x, table.value, series,
-                    false);
+  const starved = points.columns.indexOf('starved'), x = points.columns.indexOf(table.x);
+  const value = points.columns.indexOf(table.value);
+  const marks = starved < 0 || x < 0 || value < 0 ? [] : points.rows
+      .filter((r) => r[starved] === 'starved' && typeof r[x] === 'number' && typeof r[value] === 'number')
+      .map((r) => [r[x], r[value]]);
+  const extra = {};
+  if (marks.length) {
+    const label = 'starved (under half its threads\' CPU time)';
+    series.push({ label, points: marks, colour: '#b00020' });
+    extra.series = { [label]: { strokeWidth: 0, pointSize: 6 } };
+  }
+  const node = tableChart('benchmarks', table.value + ' against ' + table.x, table.x, table.value,
+                          series, false, extra);
+  node.dataset.starved = marks.length;
+  return node;
 }
 
 function renderBenchmarks() {
@@ -159,7 +176,7 @@ function renderBenchmarks() {
   const holder = document.getElementById('benchmarks');
   if (!points) return holder.replaceChildren();
   const parts = [];
-  const charts = tableOf('pivot').map(pivotChart).filter((c) => c);
+  const charts = tableOf('pivot').map((t) => pivotChart(t, points)).filter((c) => c);
   if (charts.length) parts.push(el('div', { class: 'scatter' }, ...charts));
   for (const [i, pivot] of tableOf('pivot').entries()) {
     const table = el('table');
