@@ -36,6 +36,26 @@ describe('nn.Sequential', function()
     fails(function() return Net()(torch.randn(3, 8)) end, "nn_spec.lua:", "layer 'head' Linear(in_features=5",
           '[3, 4]')
   end)
+  it('a layer a Lua module tail-calls is named, at the line of its forward (issue 59)', function()
+    local Net = nn.Module:extend('TailCall')
+    function Net:init() self.body = nn.Linear(8, 4); self.head = nn.Linear(5, 2) end
+    local line = debug.getinfo(1, 'l').currentline + 1
+    function Net:forward(x) return self.head(self.body(x)) end  -- leaves no frame of forward
+    local net = Net()
+    fails(function() return net(torch.randn(3, 8)) end, 'nn_spec.lua:' .. line .. ": layer 'head' Linear(in_features=5",
+          '[3, 4]')
+    -- inside a module the script calls from a module's forward: named under the inner one
+    local Outer = nn.Module:extend('Outer')
+    function Outer:init() self.inner = Net() end
+    function Outer:forward(x) return self.inner(x) end
+    fails(function() return Outer()(torch.randn(3, 8)) end, "layer 'head' Linear(in_features=5")
+    -- and the module still works when nothing is wrong, its results all returned
+    local Pair = nn.Module:extend('Pair')
+    function Pair:init() self.a = nn.Linear(2, 2) end
+    function Pair:forward(x) return self.a(x), x end
+    local a, b = Pair()(torch.randn(1, 2))
+    assert(a:size(2) == 2 and b:size(2) == 2, 'both results of forward')
+  end)
   it('state_dict and load_state_dict round-trip, and a mismatch lists the keys', function()
     local a = nn.Sequential{nn.Linear(2, 2)}
     local b = nn.Sequential{nn.Linear(2, 2)}

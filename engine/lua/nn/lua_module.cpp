@@ -16,6 +16,15 @@ thread_local std::vector<const torch::nn::Module*>
     running;                                        // Lua modules in forward, innermost last
 thread_local std::optional<nn::LayerError> raised;  // the last layer error sent into Lua
 
+// Counts a module as running forward for as long as it lives; a Lua error unwinds it too
+// (LuaJIT runs C++ destructors as it unwinds, PLATFORM.md).
+struct Running {
+  explicit Running(const torch::nn::Module* m) { running.push_back(m); }
+  ~Running() { running.pop_back(); }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+};
+
 const char kObjectsKey = 0;  // registry key (its address) of the objects, weak, by module
 const char kPinsKey = 0;     // registry key of the pinned objects, by module
 const char kSweeperType[] = "LuaModulePinSweeper";
@@ -83,6 +92,13 @@ nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn
         break;
       }
     }
+  }
+  // called by no Lua line (forward tail-called the layer): where the module's forward is
+  lua_Debug ar{};
+  const auto* lua_owner = dynamic_cast<const LuaModuleImpl*>(owner);
+  if (lua_owner && L &&
+      (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "S", &ar) || std::string(ar.what) == "C")) {
+    raised = raised->located(lua_owner->forward_location());
   }
   return *raised;
 }
@@ -202,10 +218,6 @@ torch::Tensor LuaModuleImpl::call_forward(const std::function<void()>& push_argu
   // included, happens inside the protected call.
   push_object(L_);
   push_argument();
-  struct Running {
-    explicit Running(const torch::nn::Module* m) { running.push_back(m); }
-    ~Running() { running.pop_back(); }
-  };
   // The tensors forward makes are released when it returns, but for its result and module
   // fields: left to the collector, a Lua mlp's 64 KiB activations made its forward pass 1.08x
   // of the same layers in C++ in engine bench (1.04x released; docs/performance.md).
@@ -238,6 +250,25 @@ torch::Tensor LuaModuleImpl::call_forward(const std::function<void()>& push_argu
   made_in_forward.hand_over(top);
   lua_pop(L_, 1);
   return result;
+}
+
+int forward_call(lua_State* L) {
+  const int arguments = lua_gettop(L);
+  const torch::nn::Module* module = nullptr;
+  if (lua_istable(L, 1)) {
+    raw_get(L, 1, "__cpp");
+    auto* box = test_tagged<ModuleBox>(L, -1);
+    if (box && box->tag == ModuleBox::kTypeName && !box->object.any.is_empty()) {
+      module = box->object.any.ptr().get();
+    }
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, 1, "forward");
+  lua_insert(L, 1);
+  std::optional<Running> in_forward;
+  if (module) in_forward.emplace(module);
+  lua_call(L, arguments, LUA_MULTRET);
+  return lua_gettop(L);
 }
 
 }  // namespace engine::lua

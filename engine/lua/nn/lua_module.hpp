@@ -38,6 +38,12 @@ namespace engine::lua {
 nn::LayerError layer_error_from_lua(const nn::LayerError& error, const torch::nn::Module& layer,
                                     lua_State* L = nullptr);
 
+// core.forward_call(object, ...): object:forward(...), the __call of every class nn.lua makes,
+// with the module counted as running forward, so that a layer its forward tail-calls
+// (`return self.head(x)`, which leaves no Lua frame) is still named under it and located where
+// forward is written.
+int forward_call(lua_State* L);
+
 class LuaModuleImpl : public torch::nn::Module {
  public:
   // The object at index is the table nn.lua made for this module.

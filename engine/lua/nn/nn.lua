@@ -4,7 +4,7 @@ local core = require 'nn.core'
 local torch = require 'torch'
 
 local nn = {}
-local internal = {new_lua_module = true, register = true, register_parameter = true,
+local internal = {new_lua_module = true, forward_call = true, register = true, register_parameter = true,
                   register_buffer = true, is_module = true, module_methods = true,
                   parameter_marks = true, own_tensors = true, layer_names = true,
                   square_subsequent_mask = true}
@@ -155,7 +155,7 @@ function Module:extend(name)
   local class = {__classname = name, super = self}
   class.__index = instance_index(class)
   class.__newindex = instance_newindex
-  class.__call = function(object, ...) return object:forward(...) end
+  class.__call = core.forward_call  -- object:forward(...), the module counted as in forward
   class.__tostring = function(object) return tostring(rawget(object, '__cpp')) end
   return setmetatable(class, {
     __index = self,
