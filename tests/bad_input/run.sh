@@ -349,10 +349,27 @@ wait_for_file() {
     sleep 0.05
   done
 }
+# a model whose first forward says so (a file) and holds the sweep until it is let go (another
+# file): the sweep is in use for certain while the second one tries (its four small points
+# could all finish between the file's appearing and a SIGSTOP)
+cat > "$C/held_mlp.lua" <<LUA
+local nn = require 'nn'
+local Held = nn.Module:extend('HeldMLP')
+Held.input_shape, Held.classes = {1, 28, 28}, 10
+function Held:init() self.fc = nn.Linear(784, 10) end
+function Held:forward(x)
+  if not io.open('$C/go') then
+    io.open('$C/started', 'w'):close()
+    while not io.open('$C/go') do os.execute('sleep 0.05') end
+  end
+  return self.fc(x:flatten(2)):log_softmax(2)
+end
+return Held
+LUA
 cat > "$C/points.lua" <<LUA
 return {
   kind = 'benchmark', name = 'points',
-  parameters = {model = 'mlp', num_warmup_batches = 1, num_batches = 2, threads = 1},
+  parameters = {model = '$C/held_mlp.lua', num_warmup_batches = 1, num_batches = 2, threads = 1},
   variables = {batch_size = {8, 16, 32, 64}},
 }
 LUA
@@ -360,10 +377,10 @@ if selected fs.sweep_in_use || selected fs.hdf5_lock_held; then
   HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --isolate none --out "$C/sweep" \
     >"$C/sweep.log" 2>&1 &
   pid=$!
-  wait_for_file "$C/sweep/bench/points"
-  kill -STOP $pid
+  tries=0
+  until [ -e "$C/started" ] || [ "$tries" -ge 2400 ]; do tries=$((tries + 1)); sleep 0.05; done
   bad fs.sweep_in_use 2 "the sweep is in use by process $pid on $(hostname)" -- env HDF5_USE_FILE_LOCKING=FALSE "$ENGINE" bench "$C/points.lua" --out "$C/sweep"
-  kill -CONT $pid
+  touch "$C/go"
   wait $pid
   if selected fs.sweep_in_use; then  # the first sweep's file is whole: its four points, ok
     points=$("$ENGINE" report "$C"/sweep/bench/points/*.h5 --format csv 2>&1 | grep -c ',ok,')
