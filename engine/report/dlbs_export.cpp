@@ -184,7 +184,12 @@ std::string dlbs_model_title(const std::string& model) {
 std::string dlbs_document(const std::vector<io::BenchContents>& files, const DlbsNames& names) {
   Json data = Json::array();
   for (const auto& file : files) {
-    for (const auto& point : file.points) data.push_back(point_record(file, point, names));
+    for (const auto& point : file.points) {
+      // an inactive point (disabled, DLBS's exp.status = disabled) never ran: DLBS has no log
+      // of it, so no record
+      if (point.row.status == core::PointStatus::kInactive) continue;
+      data.push_back(point_record(file, point, names));
+    }
   }
   Json document = Json::object();
   document["data"] = std::move(data);

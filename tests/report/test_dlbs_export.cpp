@@ -94,9 +94,12 @@ TEST_CASE("every DLBS record has the keys DLBS's tools read, with their types") 
                      {"gpu_name", std::string("NVIDIA H100")}};
   file.points = {point(0, "resnet50", "cpu", 1, core::PointStatus::kOk),
                  point(1, "resnet50", "cuda:0", 4, core::PointStatus::kOk),
-                 point(2, "my_net", "cuda:1", 1, core::PointStatus::kFailed)};
+                 point(2, "my_net", "cuda:1", 1, core::PointStatus::kFailed),
+                 // disabled (DLBS's exp.status = disabled): never run, so no record (issue 60)
+                 point(3, "vgg16", "cpu", 1, core::PointStatus::kInactive)};
   const Json document = Json::parse(report::dlbs_document({file}, kNames));
   REQUIRE(document["data"].size() == 3);
+  for (const auto& record : document["data"]) CHECK(record["exp.model"] != "vgg16");
   const auto keys = fixture_keys();
   REQUIRE(keys.size() >= 15);
   for (const auto& record : document["data"]) {
