@@ -11,6 +11,7 @@
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_options.hpp"
 #include "engine/bench/sweep_tables.hpp"
+#include "engine/cli/bench_dlbs.hpp"
 #include "engine/cli/bench_sweep.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/common.hpp"
@@ -378,10 +379,12 @@ int bench_script(const std::vector<std::string>& args) {
 }
 
 int bench_command(const std::vector<std::string>& args) {
-  // a first argument that is not a flag is a script: a sweep, or a training script's step
+  // a first argument that is not a flag is a script: a sweep (Lua, or a DLBS config), or a
+  // training script's step
   if (!args.empty() && args.front().rfind("-", 0) != 0) {
     std::error_code error;
     const bool training_script = std::filesystem::is_regular_file(args.front(), error) &&
+                                 !is_dlbs_config(args.front()) &&
                                  !lua::is_sweep_text(read_file(args.front()));
     return training_script ? bench_script(args) : bench_sweep(args);
   }

@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <set>
 
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/bench/point_process.hpp"
 #include "engine/bench/sweep_runner.hpp"
 #include "engine/bench/sweep_tables.hpp"
+#include "engine/cli/bench_dlbs.hpp"
 #include "engine/cli/bench_sweep.hpp"
 #include "engine/cli/common.hpp"
 #include "engine/cli/dlbs_flags.hpp"
@@ -68,6 +71,7 @@ cxxopts::Options sweep_options() {
       "P",
       "DLBS's -Pname=value: a parameter under the variables and extensions (exp.* names, "
       "JSON values)")("V", "DLBS's -Vname=[a,b]: a variable's values (exp.* names, JSON values)")(
+      "E", "DLBS's -E'{\"condition\": ..., \"parameters\": ...}': an extension (CONFIG.json only)")(
       "out", "root folder of the results: OUT/bench/<sweep>/<time>.h5",
       cxxopts::value<std::string>()->default_value("runs"))(
       "file", "the benchmark file to write or continue (default: the sweep's latest under --out)",
@@ -175,6 +179,70 @@ int run_sweep_and_report(const std::vector<bench::PlannedPoint>& plan, io::Bench
   return 0;
 }
 
+// What the points time: "100 batches after 1 warm-up", each count the points use, fewest first.
+std::string batch_counts(const std::vector<bench::PlannedPoint>& plan) {
+  std::set<std::pair<int64_t, int64_t>> counts;
+  for (const auto& p : plan) {
+    if (p.active) {
+      counts.emplace(bench::param_int(p.params, "num_batches"),
+                     bench::param_int(p.params, "num_warmup_batches"));
+    }
+  }
+  std::vector<std::string> texts;
+  for (const auto& [batches, warmup] : counts) {
+    texts.push_back(std::to_string(batches) + " batches after " + std::to_string(warmup) +
+                    " warm-up");
+  }
+  return core::join(texts, ", ");
+}
+
+// The points of a Lua sweep, or of a DLBS config (with the names it sets that the engine does
+// not use, said once).
+struct SweepPlan {
+  std::unique_ptr<lua::Session> session;  // a Lua sweep's functions run in it: kept to the end
+  bench::SweepSpec spec;
+  std::vector<bench::PlannedPoint> plan;
+  std::string not_used;
+};
+
+SweepPlan plan_sweep(const std::string& script, const std::vector<std::string>& sets,
+                     const std::vector<std::string>& vars, const std::vector<std::string>& params,
+                     const std::vector<std::string>& variables,
+                     const std::vector<std::string>& extensions) {
+  SweepPlan out;
+  if (is_dlbs_config(script)) {
+    if (!sets.empty() || !vars.empty()) {
+      throw core::UsageError(
+          "--set and --var change a Lua sweep; a DLBS config takes DLBS's -P "
+          "name=value and -V name=[values]");
+    }
+    DlbsSweep dlbs = plan_dlbs_config(script, params, variables, extensions);
+    out.spec.name = dlbs.name;
+    out.spec.description = "DLBS config " + script;
+    out.plan = std::move(dlbs.plan);
+    if (!dlbs.not_used.empty()) {
+      out.not_used =
+          "not used by the engine: " +
+          core::join(std::vector<std::string>(dlbs.not_used.begin(), dlbs.not_used.end()), ", ") +
+          "\n";
+    }
+    return out;
+  }
+  if (!extensions.empty()) {
+    throw core::UsageError(
+        "-E takes an extension of a DLBS config (CONFIG.json); a Lua sweep "
+        "has extensions = {...}");
+  }
+  bench::Overrides overrides;
+  for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
+  for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
+  add_dlbs_overrides(params, variables, overrides);
+  out.session = make_session(script);
+  out.spec = out.session->sweep(script);
+  out.plan = bench::expand(out.spec, bench::point_schema(), overrides);
+  return out;
+}
+
 }  // namespace
 
 int bench_sweep(const std::vector<std::string>& args) {
@@ -185,6 +253,7 @@ int bench_sweep(const std::vector<std::string>& args) {
   const auto vars = take_repeated(rest, "--var");
   const auto dlbs_params = take_repeated(rest, "-P");
   const auto dlbs_vars = take_repeated(rest, "-V");
+  const auto dlbs_extensions = take_repeated(rest, "-E");
   auto flags = parse(options, rest);
   if (flags.count("help")) {
     std::printf("%s\n", options.help().c_str());
@@ -193,17 +262,14 @@ int bench_sweep(const std::vector<std::string>& args) {
   check_script(script);
   bench::RunnerOptions run = runner_options(flags);
 
-  bench::Overrides overrides;
-  for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
-  for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
-  add_dlbs_overrides(dlbs_params, dlbs_vars, overrides);
-  auto session = make_session(script);  // the sweep's Lua functions run in it: keep it
-  const auto spec = session->sweep(script);
-  const auto plan = bench::expand(spec, bench::point_schema(), overrides);
+  const SweepPlan sweep = plan_sweep(script, sets, vars, dlbs_params, dlbs_vars, dlbs_extensions);
+  const auto& spec = sweep.spec;
+  const auto& plan = sweep.plan;
   bench::check_isolation(plan, run.isolation);
   run.oom_family = bench::oom_family(spec);
   if (flags.count("dry-run")) {
-    std::printf("sweep %s (%s)\n%s", spec.name.c_str(), script.c_str(),
+    std::printf("sweep %s (%s): timing %s\n%s%s", spec.name.c_str(), script.c_str(),
+                batch_counts(plan).c_str(), sweep.not_used.c_str(),
                 bench::plan_table(plan).c_str());
     return 0;
   }
@@ -227,9 +293,10 @@ int bench_sweep(const std::vector<std::string>& args) {
   for (const auto& p : plan) active += p.active ? 1 : 0;
   // what will run: not the points the file keeps (--rerun), but those short of --repeat
   const auto to_run = bench::points_to_run(plan, file, run);
-  std::printf("sweep %s: %zu points (%lld to run, %zu inactive) %s %s\n", spec.name.c_str(),
-              plan.size(), static_cast<long long>(to_run), plan.size() - active,
-              continuing ? "continuing" : "writing", path.c_str());
+  std::printf("sweep %s: %zu points (%lld to run, %zu inactive), timing %s; %s %s\n%s",
+              spec.name.c_str(), plan.size(), static_cast<long long>(to_run), plan.size() - active,
+              batch_counts(plan).c_str(), continuing ? "continuing" : "writing", path.c_str(),
+              sweep.not_used.c_str());
   std::fflush(stdout);
   return run_sweep_and_report(plan, file, run);
 }

@@ -848,10 +848,10 @@ LUA
       "  variables = {batch_size = {1, 2}}}" > described.lua
     expect 0 "2 run" "writing described/bench/described/" -- "$ENGINE" bench described.lua --out described
     # run again: it continues that file, whose points are kept
-    expect 0 "(0 to run, 0 inactive) continuing described/bench/described/" "0 run, 2 kept from the file" -- \
+    expect 0 "(0 to run, 0 inactive), timing 1 batches after 0 warm-up; continuing described/bench/described/" "0 run, 2 kept from the file" -- \
       "$ENGINE" bench described.lua --out described
     # --repeat on a file that holds fewer repeats adds only the missing ones
-    expect 0 "(2 to run, 0 inactive) continuing" "1 repeat in the file; adding 1" "2 repeats spread" \
+    expect 0 "(2 to run, 0 inactive), timing" "; continuing" "1 repeat in the file; adding 1" "2 repeats spread" \
       "2 run, 0 kept from the file" -- "$ENGINE" bench described.lua --out described --repeat 2
     h5dump -d /points/1/batch_repeat described/bench/described/*.h5 | grep -q "(0): 0, 1" ||
       fail "the added repeat's batches are not stored beside the first's"
@@ -912,6 +912,28 @@ LUA
       "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.docker=true
     printf "return {kind = 'benchmark', variables = {model = {'mlp'}},\n  extensions = {{condition = {model = {match = 'ml('}}, parameters = {}}}}\n" > badmatch.lua
     expect 2 "the pattern 'ml(' is not a regular expression" -- "$ENGINE" bench badmatch.lua --dry-run
+    # the same DLBS configs read as they are (issue 60): DLBS's planner, DLBS's defaults
+    expect 0 "timing 10 batches after 1 warm-up" "not used by the engine: " "exp.model_title" \
+      "10 points, 9 to run, 1 inactive" -- "$ENGINE" bench "$D/captures.json" --dry-run
+    expect 0 "timing 3 batches after 2 warm-up, 9 batches after 2 warm-up, 100 batches after 2 warm-up" \
+      "not used by the engine: exp.docker, exp.framework, exp.log_file, exp.proj, my.label" \
+      "8 points, 7 to run, 1 inactive" "exp.status = disabled" -- \
+      env BENCH_ROOT="$WORK" "$ENGINE" bench "$D/configs/sweep.json" --dry-run
+    expect 0 "2 points, 2 to run" -- env BENCH_ROOT="$WORK" "$ENGINE" bench "$D/configs/sweep.json" \
+      --dry-run -Vexp.model='["alexnet_owt"]' -Vexp.replica_batch=2
+    expect 2 "refers to \${BENCH_ROOT}, which is no parameter of the experiment and no environment variable" -- \
+      env -u BENCH_ROOT "$ENGINE" bench "$D/configs/sweep.json" --dry-run
+    expect 2 "--set and --var change a Lua sweep; a DLBS config takes DLBS's -P" -- \
+      "$ENGINE" bench "$D/captures.json" --dry-run --set batch_size=2
+    printf '{"parameters": {"exp.model": "mlp",}}' > broken.json
+    expect 2 "broken.json is not JSON: " -- "$ENGINE" bench broken.json --dry-run
+    # a few points run on this CPU: alexnet_owt, batch 2, inference (100 batches after 2) and
+    # training (the case's 3), into one benchmark file
+    expect 0 "2 points (2 to run, 0 inactive), timing 3 batches after 2 warm-up, 100 batches after 2 warm-up" \
+      "2 run, 0 kept from the file" -- env BENCH_ROOT="$WORK" "$ENGINE" bench "$D/configs/sweep.json" \
+      -Vexp.model='["alexnet_owt"]' -Vexp.replica_batch=2 --out "$WORK/dlbs_json"
+    [ "$("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv | grep -c ',ok,')" = 2 ] ||
+      fail "not 2 ok points: $("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv)"
     ;;
   distributed)
     # the same script, the same global batch (16): one process, then two (--nproc 2, 8 each)

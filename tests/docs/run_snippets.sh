@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a documentation page's engine snippets in order, as a reader would type them:
-#   ```lua file=NAME      the block is written to NAME (in a fresh folder)
+#   ```lua file=NAME      the block is written to NAME (in a fresh folder); ```json file=NAME too
 #   ```sh run             the block is run there with bash -e (engine on PATH, scripts/,
 #                         modules/ and datasets/ of the checkout beside it)
 # Other blocks (PyTorch, Determined, DLBS... shown for comparison) are not run. The page fails
@@ -22,7 +22,7 @@ cd "$work" || exit 1
 awk -v out="$work/.pieces" '
   BEGIN { system("mkdir -p " out); n = 0; mode = "" }
   /^```/ && mode != "" { close(piece); mode = ""; next }
-  /^```lua file=/ { n++; mode = "file"; sub(/^```lua file=/, ""); piece = sprintf("%s/%03d.file", out, n); print $0 > (piece ".name"); close(piece ".name"); printf "" > piece; next }
+  /^```(lua|json) file=/ { n++; mode = "file"; sub(/^```(lua|json) file=/, ""); piece = sprintf("%s/%03d.file", out, n); print $0 > (piece ".name"); close(piece ".name"); printf "" > piece; next }
   /^```sh run/ { n++; mode = "run"; piece = sprintf("%s/%03d.run", out, n); printf "" > piece; next }
   mode != "" { print >> piece }
 ' "$page"
