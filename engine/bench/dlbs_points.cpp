@@ -59,6 +59,7 @@ DlbsPoints dlbs_points(const std::vector<DlbsJson>& experiments, const std::stri
     if (e.value("pytorch.data_loader_only", false))
       point.params["phase"] = std::string("data_ingestion");
     point.made_by = "experiment " + std::to_string(i + 1);
+    point.dlbs_experiment = e.dump();
     point.id = point_id(point.params);
     if (e.value("exp.status", std::string()) == "disabled") {
       point.active = false;

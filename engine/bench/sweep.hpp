@@ -84,6 +84,9 @@ struct PlannedPoint {
   bool active = true;
   std::string inactive_reason;  // "enabled = false (extensions[2])", "where"
   std::string id;               // point_id(params)
+  // A DLBS config's point: its experiment, every DLBS parameter computed, as a JSON object
+  // (dlbs_points.hpp), for DLBS's log of the point.
+  std::string dlbs_experiment;
 };
 
 // What a sweep may name: every parameter with its default. Names starting with '_' are the

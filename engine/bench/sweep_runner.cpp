@@ -455,6 +455,7 @@ class SweepRun {
     }
     std::fprintf(o_.out, "  %s\n", point_result_line(point.row).c_str());
     std::fflush(o_.out);
+    if (o_.after_point) o_.after_point(i, point);
   }
 
   void update_scaling_efficiency() {

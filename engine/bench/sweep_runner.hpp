@@ -60,6 +60,8 @@ struct RunnerOptions {
   std::vector<std::string> oom_family = kDefaultOomFamily;  // bench::oom_family(spec)
   std::FILE* out = stdout;
   std::function<bool()> interrupted;  // polled between points and while a child runs
+  // Called with each point that ran (plan index, its record) once the file has it.
+  std::function<void(size_t, const io::BenchPoint&)> after_point;
 };
 
 struct SweepOutcome {

@@ -3,11 +3,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "engine/bench/dlbs_config.hpp"
 #include "engine/bench/dlbs_points.hpp"
+#include "engine/bench/machine.hpp"
+#include "engine/bench/parameters.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/report/dlbs_export.hpp"
 
 namespace engine::cli {
 namespace {
@@ -77,6 +81,58 @@ DlbsSweep plan_dlbs_config(const std::string& path, const std::vector<std::strin
     if (points.not_used.count(name)) not_used.insert(name);
   }
   return {std::filesystem::path(path).stem().string(), std::move(points.plan), std::move(not_used)};
+}
+
+std::function<void(size_t, const io::BenchPoint&)> dlbs_log_writer(
+    const std::vector<bench::PlannedPoint>& plan, const std::string& bench_file, std::FILE* out) {
+  std::vector<std::string> logs(plan.size());
+  std::map<std::string, size_t> first_with;  // log file -> the first active point writing it
+  bool any = false;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].dlbs_experiment.empty() || !plan[i].active) continue;
+    const auto experiment = bench::DlbsJson::parse(plan[i].dlbs_experiment);
+    const auto log = experiment.find("exp.log_file");
+    if (log == experiment.end() || !log->is_string() || log->get<std::string>().empty()) continue;
+    logs[i] = log->get<std::string>();
+    any = true;
+    const auto [at, first] = first_with.emplace(logs[i], i);
+    if (!first) {
+      std::fprintf(out,
+                   "note: points %zu and %zu have one exp.log_file (%s): the later one's log "
+                   "replaces the earlier's (DLBS would skip the later point)\n",
+                   at->second + 1, i + 1, logs[i].c_str());
+    }
+  }
+  if (!any) return nullptr;
+  io::BenchContents file;  // what a record reads of its benchmark file
+  file.path = bench_file;
+  for (const auto& [name, value] : bench::machine_description()) {
+    if (const auto* text = std::get_if<std::string>(&value)) file.attributes[name] = *text;
+  }
+  report::DlbsNames names;
+  for (const auto& parameter : bench::point_parameters()) {
+    if (!parameter.dlbs.empty()) names[parameter.name] = parameter.dlbs;
+  }
+  return [plan_logs = std::move(logs), file, names, &plan, out](size_t i,
+                                                                const io::BenchPoint& point) {
+    const std::string& path = plan_logs[i];
+    if (path.empty()) return;
+    const std::string text = report::dlbs_log(plan[i].dlbs_experiment, file, point, names);
+    std::error_code error;
+    const auto folder = std::filesystem::path(path).parent_path();
+    if (!folder.empty()) std::filesystem::create_directories(folder, error);
+    std::ofstream log(path, std::ios::trunc);
+    log << text;
+    log.close();
+    if (!log) {
+      std::fprintf(out,
+                   "  cannot write the point's DLBS log %s (exp.log_file); the benchmark "
+                   "file has its results\n",
+                   path.c_str());
+    } else {
+      std::fprintf(out, "  DLBS log: %s\n", path.c_str());
+    }
+  };
 }
 
 }  // namespace engine::cli

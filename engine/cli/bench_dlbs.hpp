@@ -2,11 +2,14 @@
 // DLBS's -P, -V and -E, planned by bench/dlbs_config.hpp into the engine's points.
 #pragma once
 
+#include <cstdio>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/bench/sweep.hpp"
+#include "engine/io/bench_file.hpp"
 
 namespace engine::cli {
 
@@ -24,5 +27,12 @@ struct DlbsSweep {
 DlbsSweep plan_dlbs_config(const std::string& path, const std::vector<std::string>& params,
                            const std::vector<std::string>& variables,
                            const std::vector<std::string>& extensions);
+
+// For a plan with DLBS experiments: what writes each point's DLBS log, where its experiment's
+// exp.log_file says (folders made), after the point ran; null when no point has a log file. A
+// log that cannot be written is said on `out`, and the sweep goes on (its benchmark file has
+// the results).
+std::function<void(size_t, const io::BenchPoint&)> dlbs_log_writer(
+    const std::vector<bench::PlannedPoint>& plan, const std::string& bench_file, std::FILE* out);
 
 }  // namespace engine::cli

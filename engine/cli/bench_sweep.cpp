@@ -289,6 +289,7 @@ int bench_sweep(const std::vector<std::string>& args) {
   info.plan_text = bench::plan_text(plan);
   for (const auto& [name, value] : bench::machine_description()) info.machine[name] = value;
   io::BenchFile file(path, info);
+  run.after_point = dlbs_log_writer(plan, path, run.out);
   size_t active = 0;
   for (const auto& p : plan) active += p.active ? 1 : 0;
   // what will run: not the points the file keeps (--rerun), but those short of --repeat

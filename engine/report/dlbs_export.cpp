@@ -196,4 +196,22 @@ std::string dlbs_document(const std::vector<io::BenchContents>& files, const Dlb
   return document.dump(2) + "\n";
 }
 
+std::string dlbs_log(const std::string& experiment, const io::BenchContents& file,
+                     const io::BenchPoint& point, const DlbsNames& names) {
+  const Json parameters = Json::parse(experiment);
+  const Json record = point_record(file, point, names);
+  std::string log;
+  auto line = [&](const std::string& key, const Json& value) {
+    log += "__" + key + "__= " + value.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  };
+  for (const auto& [key, value] : parameters.items()) line(key, value);
+  for (const auto& [key, value] : record.items()) {
+    // the experiment's own values stand (exp.framework is the config's), but for its status
+    if (!parameters.contains(key) || key == "exp.status" || key.rfind("results.", 0) == 0) {
+      line(key, value);
+    }
+  }
+  return log;
+}
+
 }  // namespace engine::report

@@ -26,4 +26,12 @@ std::string dlbs_model_title(const std::string& model);
 // "failure" and no time, as DLBS's own failed benchmarks.
 std::string dlbs_document(const std::vector<io::BenchContents>& files, const DlbsNames& names);
 
+// DLBS's log of one point of a DLBS config, as DLBS's launcher and backends write one: a line
+// `__NAME__= VALUE` (VALUE as JSON) for every parameter of its experiment (a JSON object, in
+// its order), then the record's other keys (results.*, what the engine measured) and exp.status,
+// so that DLBS's log parser (`bench_data.py parse`, logparser.py) finds the point in a folder of
+// logs.
+std::string dlbs_log(const std::string& experiment, const io::BenchContents& file,
+                     const io::BenchPoint& point, const DlbsNames& names);
+
 }  // namespace engine::report

@@ -930,10 +930,18 @@ LUA
     # a few points run on this CPU: alexnet_owt, batch 2, inference (100 batches after 2) and
     # training (the case's 3), into one benchmark file
     expect 0 "2 points (2 to run, 0 inactive), timing 3 batches after 2 warm-up, 100 batches after 2 warm-up" \
-      "2 run, 0 kept from the file" -- env BENCH_ROOT="$WORK" "$ENGINE" bench "$D/configs/sweep.json" \
+      "DLBS log: $WORK/logs/_alexnet_owt_inference_2.log" "2 run, 0 kept from the file" -- env BENCH_ROOT="$WORK" "$ENGINE" bench "$D/configs/sweep.json" \
       -Vexp.model='["alexnet_owt"]' -Vexp.replica_batch=2 --out "$WORK/dlbs_json"
     [ "$("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv | grep -c ',ok,')" = 2 ] ||
       fail "not 2 ok points: $("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv)"
+    # each point's DLBS log where exp.log_file says, as DLBS's log parser reads them
+    for phase in inference training; do
+      log="$WORK/logs/_alexnet_owt_${phase}_2.log"
+      [ -f "$log" ] || fail "no DLBS log $log: $(ls "$WORK/logs")"
+      grep -q "^__exp.phase__= \"$phase\"$" "$log" || fail "$log lacks its phase"
+      grep -q '^__results.time__= [0-9.]*$' "$log" || fail "$log lacks results.time"
+      grep -q '^__my.label__= "' "$log" || fail "$log lacks the config's own parameter"
+    done
     ;;
   distributed)
     # the same script, the same global batch (16): one process, then two (--nproc 2, 8 each)

@@ -148,3 +148,41 @@ TEST_CASE("every DLBS record has the keys DLBS's tools read, with their types") 
   CHECK_FALSE(failed.contains("results.time"));  // DLBS counts it failed: no time above 0
   CHECK(failed["engine.reason"] == "out of memory");
 }
+
+TEST_CASE("a DLBS log of a point: its experiment's parameters, then what was measured") {
+  io::BenchContents file;
+  file.path = "runs/bench/s/1.h5";
+  file.attributes = {{"hostname", std::string("node7")}, {"cpu_model", std::string("Xeon")}};
+  const auto ok = point(0, "resnet50", "cpu", 1, core::PointStatus::kOk);
+  const std::string experiment =
+      R"({"exp.status": "ok", "exp.framework": "pytorch", "exp.model": "resnet50",
+          "exp.log_file": "/logs/r50.log", "my.label": "x", "exp.replica_batch": 32})";
+  const std::string log = report::dlbs_log(experiment, file, ok, kNames);
+  // every line DLBS's log parser's pattern: __NAME__= JSON
+  Json parsed = Json::object();
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const auto end = line.find("__= ");
+    REQUIRE(line.rfind("__", 0) == 0);
+    REQUIRE(end != std::string::npos);
+    parsed[line.substr(2, end - 2)] = Json::parse(line.substr(end + 4));  // the last one stands
+  }
+  CHECK(parsed["exp.framework"] == "pytorch");  // the config's, not the export's "engine"
+  CHECK(parsed["my.label"] == "x");
+  CHECK(parsed["exp.log_file"] == "/logs/r50.log");
+  CHECK(parsed["exp.status"] == "ok");
+  CHECK(parsed["results.time"].get<double>() == doctest::Approx(2.5));
+  CHECK(parsed["results.time_data"].size() == 4);
+  // every key DLBS's tools read, with its type, as in the export
+  for (const auto& key : fixture_keys()) {
+    INFO(key.key);
+    REQUIRE(parsed.contains(key.key));
+    CHECK(has_type(parsed[key.key], key.type));
+  }
+  // a failed point's log says so
+  const auto failed = point(1, "resnet50", "cpu", 1, core::PointStatus::kFailed);
+  const std::string bad = report::dlbs_log(experiment, file, failed, kNames);
+  CHECK(bad.find("__exp.status__= \"failed\"") != std::string::npos);
+  CHECK(bad.find("__results.status__= \"failure\"") != std::string::npos);
+  CHECK(bad.find("__results.time__=") == std::string::npos);
+}
