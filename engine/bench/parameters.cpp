@@ -87,6 +87,8 @@ std::vector<Parameter> declare_parameters() {
        "exp.num_replicas"},
       {"enabled", true, "", ""},
       {"label", string(), "", ""},
+      // no flag: words before the point's process (DLBS's runtime.launcher), see launcher.hpp
+      {"launcher", string(), "", "runtime.launcher"},
   };
 }
 

@@ -16,8 +16,8 @@ struct Parameter {
   std::string name;
   // Its type is the parameter's: a sweep's value must have it, a flag's text is read as it.
   Value default_value;
-  // The help of its flag, `--name` (world_size's is the launcher's --nproc); empty for the two
-  // that have no flag, enabled and label.
+  // The help of its flag, `--name` (world_size's is the launcher's --nproc); empty for those
+  // that have no flag: enabled, label and launcher.
   std::string help;
   // DLBS's experiment parameter of the same meaning (exp.replica_batch); empty where DLBS has
   // none.
@@ -43,7 +43,7 @@ bool takes_boolean(const Parameter& parameter);
 // batch_size, num_batches, num_warmup_batches, phase, device, dtype, data, data_dir,
 // data_backend, data_shuffle, num_loader_threads, cudnn_benchmark, cudnn_fastest, tf32,
 // max_device_memory, cuda_graphs, memory_format, threads, seed, input_shape, num_classes,
-// allocator, world_size, enabled, label.
+// allocator, world_size, enabled, label, launcher.
 const std::vector<Parameter>& point_parameters();
 // The parameter of that name, or null.
 const Parameter* find_parameter(const std::string& name);

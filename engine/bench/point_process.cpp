@@ -28,6 +28,7 @@ void keep_tail(std::string& output, const std::string& chunk, size_t limit) {
 ChildResult run_child(const ChildOptions& options) {
   core::ChildSpec spec;
   spec.argv = options.argv;
+  spec.variables = options.variables;
   spec.what = "a benchmark process";
   spec.output = core::ChildOutput::kPipe;
   spec.max_address_space = options.max_memory_bytes;
@@ -112,6 +113,47 @@ double device_memory_fraction(const std::string& text, int64_t device_bytes, con
                            std::to_string(device_bytes >> 20) + " MiB");
   }
   return device_bytes > 0 ? static_cast<double>(bytes) / static_cast<double>(device_bytes) : 0.0;
+}
+
+Launcher parse_launcher(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\'' || c == '"') {
+      const auto close = text.find(c, i + 1);
+      if (close == std::string::npos) {
+        throw core::UsageError("the launcher '" + text + "' has a " + std::string(1, c) +
+                               " quote that does not close");
+      }
+      word += text.substr(i + 1, close - i - 1);
+      in_word = true;
+      i = close;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  Launcher launcher;
+  size_t i = 0;
+  for (; i < words.size(); ++i) {  // NAME=VALUE, as a shell's assignments before a command
+    const auto eq = words[i].find('=');
+    const std::string name = eq == std::string::npos ? "" : words[i].substr(0, eq);
+    const bool assignment = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                            name.find_first_not_of(
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                "qrstuvwxyz0123456789_") == std::string::npos;
+    if (!assignment) break;
+    launcher.variables.emplace_back(name, words[i].substr(eq + 1));
+  }
+  launcher.prefix.assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+  return launcher;
 }
 
 }  // namespace engine::bench

@@ -13,8 +13,10 @@ namespace engine::bench {
 
 struct ChildOptions {
   std::vector<std::string> argv;  // argv[0] is the program's path
-  double timeout_seconds = 0;     // 0: no limit
-  int64_t max_memory_bytes = 0;   // RLIMIT_AS of the child; 0: no cap
+  // set (or replaced) in the child's environment
+  std::vector<std::pair<std::string, std::string>> variables;
+  double timeout_seconds = 0;    // 0: no limit
+  int64_t max_memory_bytes = 0;  // RLIMIT_AS of the child; 0: no cap
   size_t output_tail_bytes = 8192;
   // Asked every 100 ms; true stops the child (its group gets SIGTERM, then SIGKILL).
   std::function<bool()> stop;
@@ -38,5 +40,15 @@ int64_t parse_memory_size(const std::string& text, const char* flag);
 // device_bytes, as the fraction of it the caching allocator may take; throws UsageError naming
 // the flag for a fraction outside (0, 1] or a size larger than the device.
 double device_memory_fraction(const std::string& text, int64_t device_bytes, const char* flag);
+
+// A point's launcher (DLBS's runtime.launcher: "OMP_NUM_THREADS=20 numactl --localalloc
+// --physcpubind=0-19") split as a shell splits it: the leading NAME=VALUE words go into the
+// process's environment, the rest comes before its command. Quotes ('...', "...") keep spaces;
+// a UsageError names a quote that does not close.
+struct Launcher {
+  std::vector<std::pair<std::string, std::string>> variables;
+  std::vector<std::string> prefix;
+};
+Launcher parse_launcher(const std::string& text);
 
 }  // namespace engine::bench

@@ -112,7 +112,10 @@ BenchPoint run_in_child(const PlannedPoint& p, const BenchRow& planned, int repe
   std::error_code ec;
   fs::remove(result_path, ec);
   ChildOptions child;
-  child.argv = o.child_command;
+  const Launcher launcher = parse_launcher(param_text(p.params, "launcher"));
+  child.variables = launcher.variables;
+  child.argv = launcher.prefix;
+  child.argv.insert(child.argv.end(), o.child_command.begin(), o.child_command.end());
   for (auto& flag : point_flags(p.params)) child.argv.push_back(flag);
   for (const auto& flag : o.child_flags) child.argv.push_back(flag);
   child.argv.push_back("--result");
@@ -257,12 +260,19 @@ Isolation parse_isolation(const std::string& name) {
 }
 
 void check_isolation(const std::vector<PlannedPoint>& plan, Isolation isolation) {
+  for (const auto& p : plan) {
+    if (p.active) parse_launcher(param_text(p.params, "launcher"));  // a quote that closes
+  }
   if (isolation != Isolation::kNone) return;
   for (const auto& p : plan) {
     const int64_t world = param_int(p.params, "world_size");
     if (p.active && world > 1) {
       throw core::UsageError("world_size " + std::to_string(world) +
                              " starts processes of its own: run the sweep with --isolate process");
+    }
+    if (p.active && !param_text(p.params, "launcher").empty()) {
+      throw core::UsageError("the launcher '" + param_text(p.params, "launcher") +
+                             "' starts the point's process: run the sweep with --isolate process");
     }
   }
 }

@@ -21,8 +21,9 @@ enum class Rerun { kNever, kFailed, kAlways };
 Rerun parse_rerun(const std::string& name);  // never | failed | always
 enum class Isolation { kProcess, kNone };
 Isolation parse_isolation(const std::string& name);  // process | none
-// A plan that cannot run under this isolation: a data-parallel point (world_size > 1) starts
-// processes of its own, so not inside the sweep's process. UsageError naming it.
+// A plan that cannot run under this isolation: a data-parallel point (world_size > 1) or one
+// with a launcher starts processes of its own, so not inside the sweep's process; and a
+// launcher that does not parse (a quote that does not close). UsageError naming it.
 void check_isolation(const std::vector<PlannedPoint>& plan, Isolation isolation);
 
 // The row's timing columns from a summary of its batches (one rank's, for a row whose

@@ -364,3 +364,33 @@ TEST_CASE("the runner: data-parallel points get the world's throughput and a sca
   CHECK(table.find("50%") != std::string::npos);
   CHECK(bench::results_table({outcome.rows[3]}).find("procs") == std::string::npos);
 }
+
+TEST_CASE("a point's launcher: environment assignments, then the words before its command") {
+  auto launcher =
+      bench::parse_launcher("OMP_NUM_THREADS=20 numactl --localalloc --physcpubind=0-19");
+  CHECK(launcher.variables ==
+        std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "20"}});
+  CHECK(launcher.prefix ==
+        std::vector<std::string>{"numactl", "--localalloc", "--physcpubind=0-19"});
+  launcher = bench::parse_launcher("  A=1 B='x y'  ");
+  CHECK(launcher.variables ==
+        std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "x y"}});
+  CHECK(launcher.prefix.empty());
+  launcher = bench::parse_launcher("taskset -c 0 env X=1");  // X=1 after a command is its word
+  CHECK(launcher.variables.empty());
+  CHECK(launcher.prefix == std::vector<std::string>{"taskset", "-c", "0", "env", "X=1"});
+  CHECK(bench::parse_launcher("").prefix.empty());
+  CHECK_THROWS_WITH_AS(bench::parse_launcher("numactl '--physcpubind=0"),
+                       "the launcher 'numactl '--physcpubind=0' has a ' quote that does not close",
+                       core::UsageError);
+  // checked before anything runs; a launcher needs the point's own process
+  bench::PlannedPoint p;
+  p.params = bench::point_schema();
+  p.params["model"] = std::string("mlp");
+  p.params["launcher"] = std::string("taskset -c 0");
+  CHECK_NOTHROW(bench::check_isolation({p}, bench::Isolation::kProcess));
+  CHECK_THROWS_WITH_AS(bench::check_isolation({p}, bench::Isolation::kNone),
+                       "the launcher 'taskset -c 0' starts the point's process: run the sweep "
+                       "with --isolate process",
+                       core::UsageError);
+}

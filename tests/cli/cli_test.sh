@@ -842,6 +842,17 @@ LUA
 return { kind = 'benchmark', parameters = { model = 'resnet18', batch_size = 8, num_batches = 1000 } }
 LUA
     expect 0 "timeout  ran past --timeout 3 s" -- "$ENGINE" bench slow.lua --timeout 3
+    # a point's launcher (DLBS's runtime.launcher): environment assignments and a command before
+    # the point's process; OMP_NUM_THREADS=1 under taskset: the point's libtorch runs 1 thread
+    printf '%s\n' "return {kind = 'benchmark', parameters = {model = 'mlp', num_batches = 1," \
+      "  num_warmup_batches = 0}, variables = {launcher = {'', 'OMP_NUM_THREADS=1 taskset -c 0'}}}" \
+      > launched.lua
+    expect 0 "2 run" -- "$ENGINE" bench launched.lua --out launched
+    threads=$("$ENGINE" report launched/bench/launched/*.h5 --format csv |
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["threads"] }' | tr '\n' ' ')
+    [ "$threads" = "$(nproc) 1 " ] || fail "threads with and without the launcher: $threads"
+    expect 2 "the launcher 'taskset -c 0' starts the point's process: run the sweep with --isolate process" -- \
+      "$ENGINE" bench launched.lua --out launched2 --isolate none --set launcher="taskset -c 0"
     # a sweep's description goes to the benchmark file; a wrong type is refused
     printf '%s\n' "return {kind = 'benchmark', description = 'two tiny points'," \
       "  parameters = {model = 'mlp', num_batches = 1, num_warmup_batches = 0}," \
