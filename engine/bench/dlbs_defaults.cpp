@@ -1,5 +1,7 @@
 #include "engine/bench/dlbs_defaults.hpp"
 
+#include <algorithm>
+
 namespace engine::bench {
 
 const std::vector<DlbsDefault>& dlbs_defaults() {
@@ -77,6 +79,32 @@ bool names_other_framework(const std::string& reference) {
     if (reference.rfind(prefix, 0) == 0) return true;
   }
   return false;
+}
+
+std::vector<std::string> dlbs_names() {
+  std::vector<std::string> names = {"exp.docker_image",
+                                    "exp.docker_launcher",
+                                    "monitor.launcher",
+                                    "monitor.backend_pid_folder",
+                                    "runtime.python",
+                                    "runtime.EXPORT_CUDA_VISIBLE_DEVICES",
+                                    "runtime.EXPORT_CUDA_CACHE_PATH",
+                                    "pytorch.launcher",
+                                    "pytorch.env",
+                                    "pytorch.bench_path",
+                                    "pytorch.args",
+                                    "pytorch.docker_image",
+                                    "pytorch.docker_args",
+                                    "pytorch.host_python_path",
+                                    "pytorch.host_libpath"};
+  for (const auto& d : dlbs_defaults()) names.emplace_back(d.name);
+  return names;
+}
+
+bool is_dlbs_name(const std::string& name) {
+  if (names_other_framework(name) && name.rfind('.', 0) != 0) return true;
+  const auto names = dlbs_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace engine::bench

@@ -22,4 +22,10 @@ const std::vector<DlbsDefault>& dlbs_defaults();
 // as empty.
 bool names_other_framework(const std::string& reference);
 
+// Whether DLBS has the name: one of its defaults above, one only its launch scripts read
+// (exp.docker_image, pytorch.launcher, ...), or another framework's.
+bool is_dlbs_name(const std::string& name);
+// DLBS's exp.*, monitor.*, runtime.* and pytorch.* names, for suggestions.
+std::vector<std::string> dlbs_names();
+
 }  // namespace engine::bench

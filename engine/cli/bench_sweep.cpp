@@ -236,7 +236,10 @@ SweepPlan plan_sweep(const std::string& script, const std::vector<std::string>& 
   bench::Overrides overrides;
   for (const auto& a : sets) overrides.set.push_back(bench::split_assignment(a, "--set"));
   for (const auto& a : vars) overrides.var.push_back(bench::split_assignment(a, "--var"));
-  add_dlbs_overrides(params, variables, overrides);
+  std::vector<std::string> not_used;
+  add_dlbs_overrides(params, variables, overrides, not_used);
+  if (!not_used.empty())
+    out.not_used = "not used by the engine: " + core::join(not_used, ", ") + "\n";
   out.session = make_session(script);
   out.spec = out.session->sweep(script);
   out.plan = bench::expand(out.spec, bench::point_schema(), overrides);

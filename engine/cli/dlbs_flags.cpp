@@ -1,9 +1,12 @@
 #include "engine/cli/dlbs_flags.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "engine/bench/dlbs_defaults.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/core/errors.hpp"
+#include "engine/core/nearest_names.hpp"
 
 namespace engine::cli {
 namespace {
@@ -44,12 +47,34 @@ std::pair<std::string, std::string> assignment(const std::string& text, const st
   return {engine_name(text.substr(0, eq)), text.substr(eq + 1)};
 }
 
+// A DLBS name the engine does not use (true: leave it out), or a misspelt one (an error).
+bool unused_dlbs_name(const std::string& name, const std::string& flag,
+                      std::vector<std::string>& not_used) {
+  if (bench::find_parameter(name)) return false;
+  const bool dlbs_prefix = name.rfind("exp.", 0) == 0 || name.rfind("pytorch.", 0) == 0 ||
+                           name.rfind("monitor.", 0) == 0 || name.rfind("runtime.", 0) == 0;
+  if (!bench::is_dlbs_name(name)) {
+    if (!dlbs_prefix) return false;  // the sweep names what it has
+    const auto near = core::nearest_names(name, bench::dlbs_names(), 1);
+    if (!near.empty()) {
+      throw core::UsageError(flag + " " + name + ": DLBS has no such parameter; did you mean " +
+                             near.front() + "?");
+    }
+  }
+  if (std::find(not_used.begin(), not_used.end(), name) == not_used.end()) {
+    not_used.push_back(name);
+  }
+  return true;
+}
+
 }  // namespace
 
 void add_dlbs_overrides(const std::vector<std::string>& params,
-                        const std::vector<std::string>& variables, bench::Overrides& overrides) {
+                        const std::vector<std::string>& variables, bench::Overrides& overrides,
+                        std::vector<std::string>& not_used) {
   for (const auto& text : params) {
     const auto [name, value] = assignment(text, "-P");
+    if (unused_dlbs_name(name, "-P", not_used)) continue;
     const auto json = parsed(value);
     if (json.is_array()) {
       throw core::UsageError("-P " + text +
@@ -61,6 +86,7 @@ void add_dlbs_overrides(const std::vector<std::string>& params,
   }
   for (const auto& text : variables) {
     const auto [name, value] = assignment(text, "-V");
+    if (unused_dlbs_name(name, "-V", not_used)) continue;
     const auto json = parsed(value);
     std::vector<bench::Value> values;
     if (json.is_array()) {

@@ -13,7 +13,11 @@ namespace engine::cli {
 // The -P and -V assignments as overrides: names through DLBS's (exp.model is model), values
 // read as JSON ('"resnet50"', 16, true, [8, 16]) or, where they are not JSON, as the text.
 // A UsageError names an assignment without '=' and a -P whose value is a list.
+// DLBS's names the engine has no use for (exp.framework, exp.docker_image, tensorflow.*) are
+// left out and added to `not_used`, never refused; an exp.* or pytorch.* name DLBS does not
+// have but one is near (exp.num_batchs) is a UsageError naming the nearest.
 void add_dlbs_overrides(const std::vector<std::string>& params,
-                        const std::vector<std::string>& variables, bench::Overrides& overrides);
+                        const std::vector<std::string>& variables, bench::Overrides& overrides,
+                        std::vector<std::string>& not_used);
 
 }  // namespace engine::cli

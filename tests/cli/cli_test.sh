@@ -919,8 +919,13 @@ LUA
       "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.model
     expect 2 "a list of values is a variable, -Vbatch_size=[1,2]" -- \
       "$ENGINE" bench "$D/captures.lua" --dry-run -Pbatch_size=[1,2]
-    expect 2 "-P 'exp.docker' in -P is not a benchmark parameter" -- \
-      "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.docker=true
+    # DLBS's names the engine does not use are listed, never refused (issue 60); a misspelt one
+    # is an error naming the nearest
+    expect 0 "not used by the engine: exp.docker, exp.framework, tensorflow.use_xla" "10 points" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.docker=true -Pexp.framework='"pytorch"' \
+      -Ptensorflow.use_xla=true
+    expect 2 "-P exp.num_batchs: DLBS has no such parameter; did you mean exp.num_batches?" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.num_batchs=5
     printf "return {kind = 'benchmark', variables = {model = {'mlp'}},\n  extensions = {{condition = {model = {match = 'ml('}}, parameters = {}}}}\n" > badmatch.lua
     expect 2 "the pattern 'ml(' is not a regular expression" -- "$ENGINE" bench badmatch.lua --dry-run
     # the same DLBS configs read as they are (issue 60): DLBS's planner, DLBS's defaults
