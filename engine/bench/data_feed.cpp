@@ -68,11 +68,23 @@ data::Pipeline real_pipeline(const DataOptions& o, const std::vector<int64_t>& i
 }  // namespace
 
 bool parse_data_kind(const std::string& name) {
-  // DLBS's synthetic/device is the engine's synthetic: one batch made once, on the point's device
-  if (name == "synthetic" || name == "synthetic/device") return false;
+  // DLBS's synthetic/device (and /gpu) is the engine's synthetic: one batch made once, on the
+  // point's device; /pinned and /pageable keep it in host memory
+  if (name == "synthetic" || name == "synthetic/device" || name == "synthetic/gpu" ||
+      name == "synthetic/pinned" || name == "synthetic/pageable") {
+    return false;
+  }
   if (name == "real") return true;
-  throw core::UsageError("--data must be synthetic (or DLBS's synthetic/device) or real, got '" +
-                         name + "'");
+  throw core::UsageError(
+      "--data must be synthetic (DLBS's synthetic/device), synthetic/pinned, synthetic/pageable "
+      "or real, got '" +
+      name + "'");
+}
+
+SyntheticPlace synthetic_place(const std::string& name) {
+  if (name == "synthetic/pinned") return SyntheticPlace::kPinned;
+  if (name == "synthetic/pageable") return SyntheticPlace::kPageable;
+  return SyntheticPlace::kDevice;
 }
 
 data::Pipeline point_pipeline(const DataOptions& o, const std::vector<int64_t>& input_shape,

@@ -17,8 +17,14 @@ class EpochReader;
 
 namespace engine::bench {
 
+// Where a synthetic batch lives (DLBS's --data synthetic/device, /pinned, /pageable): on the
+// point's device, made once; or in host memory (page-locked or not), copied to the device for
+// every batch as a loader's batch would be (on the CPU the same as the device).
+enum class SyntheticPlace { kDevice, kPinned, kPageable };
+
 struct DataOptions {
-  bool real = false;       // --data real
+  bool real = false;  // --data real
+  SyntheticPlace place = SyntheticPlace::kDevice;
   std::string dir;         // --data_dir: the dataset's folder (an HDF5 file for hdf5)
   std::string backend;     // --data_backend idx | cifar | image_folder | hdf5
   bool shuffle = false;    // --data_shuffle
@@ -29,8 +35,10 @@ struct DataOptions {
   bool augment = true;
 };
 
-// "synthetic" or "real"; anything else is a UsageError naming --data.
+// "synthetic" (DLBS's synthetic/device and synthetic/gpu too), synthetic/pinned,
+// synthetic/pageable or "real"; anything else is a UsageError naming --data. True for real.
 bool parse_data_kind(const std::string& name);
+SyntheticPlace synthetic_place(const std::string& name);  // kDevice for real
 
 // The pipeline of a point: batches of batch_size (the last partial one dropped), read from the
 // backend's dataset (images cropped to the model's input as DLBS does, see augment) or from

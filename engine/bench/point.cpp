@@ -138,7 +138,8 @@ class PointRun {
     // no loss in the spec: the evaluator's batch is the forward pass alone
     train::Evaluator evaluator(spec);
     train::Evaluator::Mode inference(spec);
-    split_ = feed_ != nullptr;  // without a loader the forward pass is the whole batch
+    // without a loader (or a copy from host memory) the forward pass is the whole batch
+    split_ = feed_ != nullptr || copy_each_batch_;
     time([&] {
       evaluator.evaluate_batch(next_batch());
       parts_.end("forward");
@@ -221,6 +222,13 @@ class PointRun {
       batch_.input = torch::randn(batch_shape(o_)).to(o_.device);
     }
     batch_.target = torch::randint(0, o_.classes, {o_.batch_size}, torch::kInt64).to(o_.device);
+    if (o_.data.place != SyntheticPlace::kDevice && o_.device.is_cuda() && !feed_) {
+      // DLBS's synthetic/pinned and /pageable: the batch in host memory, copied every time
+      const bool pinned = o_.data.place == SyntheticPlace::kPinned;
+      host_batch_.input = pinned ? batch_.input.cpu().pin_memory() : batch_.input.cpu();
+      host_batch_.target = pinned ? batch_.target.cpu().pin_memory() : batch_.target.cpu();
+      copy_each_batch_ = true;
+    }
     train::TrainSpec spec;
     spec.name = "bench";
     spec.seed = o_.seed;
@@ -245,6 +253,13 @@ class PointRun {
   // The next batch: the feed's (its reading timed as the data part) or the one made once.
   const data::Batch& next_batch() {
     parts_.start();
+    if (copy_each_batch_) {
+      const bool pinned = o_.data.place == SyntheticPlace::kPinned;
+      batch_.input = host_batch_.input.to(o_.device, /*non_blocking=*/pinned);
+      batch_.target = host_batch_.target.to(o_.device, /*non_blocking=*/pinned);
+      parts_.end("data");
+      return batch_;
+    }
     if (!feed_) return batch_;
     batch_ = feed_->next();
     parts_.end("data");
@@ -299,6 +314,8 @@ class PointRun {
   bool split_ = false;  // whether this phase's batches have parts
   std::unique_ptr<Feed> feed_;
   data::Batch batch_;
+  data::Batch host_batch_;        // synthetic/pinned and /pageable on a GPU: the batch's home
+  bool copy_each_batch_ = false;  // then each batch is copied from it
 };
 
 }  // namespace

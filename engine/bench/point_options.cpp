@@ -68,8 +68,11 @@ bool is_channels_last(const std::string& memory_format) {
 
 void read_data_options(const Point& point, DataOptions& data) {
   data.real = parse_data_kind(text_of(point, "data"));
+  data.place = synthetic_place(text_of(point, "data"));
   data.dir = text_of(point, "data_dir");
   data.backend = text_of(point, "data_backend");
+  // DLBS's PyTorch backend reads a --data_dir as Caffe's LMDB unless told otherwise
+  if (data.real && data.backend.empty()) data.backend = "caffe_lmdb";
   data.shuffle = parameter_value<bool>(point, "data_shuffle");
   const int64_t loader_threads = parameter_value<int64_t>(point, "num_loader_threads");
   if (loader_threads < 0) {

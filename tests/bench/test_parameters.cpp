@@ -136,9 +136,21 @@ TEST_CASE("parameters: point_options reads DLBS's names and refuses what cannot 
   CHECK(bench::point_device_settings(point_from_texts({{"tf32", "true"}})).tf32 == true);
   // DLBS's synthetic/device: the engine's synthetic batch, made once on the device
   CHECK_FALSE(bench::point_options(point_from_texts({{"data", "synthetic/device"}})).data.real);
+  // DLBS's host-memory synthetic data: pinned or pageable; a data_dir alone is Caffe's LMDB
+  CHECK(bench::point_options(point_from_texts({{"data", "synthetic/pinned"}})).data.place ==
+        bench::SyntheticPlace::kPinned);
+  CHECK(bench::point_options(point_from_texts({{"data", "synthetic/pageable"}})).data.place ==
+        bench::SyntheticPlace::kPageable);
+  CHECK(bench::point_options(point_from_texts({{"data", "synthetic"}})).data.place ==
+        bench::SyntheticPlace::kDevice);
+  CHECK(
+      bench::point_options(point_from_texts({{"data", "real"}, {"data_dir", "/d"}})).data.backend ==
+      "caffe_lmdb");
   CHECK(thrown_by([] {
           bench::point_options(point_from_texts({{"data", "lmdb"}}));
-        }) == "--data must be synthetic (or DLBS's synthetic/device) or real, got 'lmdb'");
+        }) ==
+        "--data must be synthetic (DLBS's synthetic/device), synthetic/pinned, "
+        "synthetic/pageable or real, got 'lmdb'");
   CHECK(thrown_by([] {
           bench::point_options(point_from_texts({{"dtype", "int8"}}));
         }).find("--dtype must be") == 0);

@@ -609,6 +609,11 @@ LUA
       --device cuda --batch_size 8 --num_batches 3 --dtype float16_master
     expect 0 "mnist_cnn, training, batch 16" -- "$ENGINE" bench --model mnist_cnn --device cuda \
       --batch_size 16 --num_batches 5 --cuda_graphs --dtype bfloat16
+    # DLBS's synthetic data in host memory: copied to the GPU for every batch, timed as data
+    expect 0 "mlp, training, batch 8" "parts: data " -- "$ENGINE" bench --model mlp --device cuda \
+      --batch_size 8 --num_batches 3 --data synthetic/pinned
+    expect 0 "mlp, inference, batch 8" "parts: data " -- "$ENGINE" bench --model mlp --device cuda \
+      --phase inference --batch_size 8 --num_batches 3 --data synthetic/pageable
     tiny
     sed 's/log_every = 4}/log_every = 4, cuda_graphs = true}/' "$FIX/tiny_train.lua" > graphs.lua
     expect 0 "epoch 2 done" -- "$ENGINE" train graphs.lua --set root="$WORK/tiny" \
@@ -766,6 +771,16 @@ LUA
       "$ENGINE" bench --model mlp --data real --data_backend lmdb --data_dir "$WORK/tiny"
     expect 5 "caffe_lmdb: $WORK/tiny is not an LMDB database" -- \
       "$ENGINE" bench --model lenet5 --data real --data_backend caffe_lmdb --data_dir "$WORK/tiny"
+    # DLBS's --data_dir without --data_backend: Caffe's LMDB, as DLBS's PyTorch backend reads it
+    expect 5 "caffe_lmdb: $WORK/tiny is not an LMDB database" -- \
+      "$ENGINE" bench --model lenet5 --data_dir "$WORK/tiny"
+    # DLBS's synthetic data in host memory, pinned or pageable (copied to a GPU for every batch)
+    expect 0 "mlp, training, batch 2" -- "$ENGINE" bench --model mlp --data synthetic/pinned \
+      --batch_size 2 --num_batches 1
+    expect 0 "mlp, inference, batch 2" -- "$ENGINE" bench --model mlp --data synthetic/pageable \
+      --phase inference --batch_size 2 --num_batches 1
+    expect 2 "--data must be synthetic (DLBS's synthetic/device), synthetic/pinned, synthetic/pageable or real, got 'synthetic/host'" -- \
+      "$ENGINE" bench --model mlp --data synthetic/host
     # DLBS's multi-GPU launcher's flags: torch.distributed.launch's --local_rank, --dist_backend
     expect 0 "mlp, training, batch 2" -- "$ENGINE" bench --model mlp --batch_size 2 --num_batches 1 \
       --local_rank=0 --dist_backend nccl
