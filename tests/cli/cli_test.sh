@@ -941,6 +941,15 @@ LUA
       -Ptensorflow.use_xla=true
     expect 2 "-P exp.num_batchs: DLBS has no such parameter; did you mean exp.num_batches?" -- \
       "$ENGINE" bench "$D/captures.lua" --dry-run -Pexp.num_batchs=5
+    # exp.gpus and exp.num_gpus choose the device and the processes: a list of GPUs is world_size
+    expect 0 "world_size" "30 points, 27 to run, 3 inactive" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Vexp.gpus='["0", "0,1", "0,1,2,3"]'
+    expect 2 "world_size 2 starts processes of its own" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run --isolate none -Pexp.gpus='"4,5"'
+    expect 2 "world_size 4 starts processes of its own" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run --isolate none -Pexp.num_gpus=4
+    expect 2 "its values change the device, not only the number of GPUs" -- \
+      "$ENGINE" bench "$D/captures.lua" --dry-run -Vexp.gpus='["0", "3"]'
     printf "return {kind = 'benchmark', variables = {model = {'mlp'}},\n  extensions = {{condition = {model = {match = 'ml('}}, parameters = {}}}}\n" > badmatch.lua
     expect 2 "the pattern 'ml(' is not a regular expression" -- "$ENGINE" bench badmatch.lua --dry-run
     # the same DLBS configs read as they are (issue 60): DLBS's planner, DLBS's defaults
