@@ -1,6 +1,8 @@
 #include "engine/bench/dlbs_points.hpp"
 
+#include <cstdlib>
 #include <map>
+#include <sstream>
 
 #include "engine/bench/parameters.hpp"
 #include "engine/core/errors.hpp"
@@ -32,6 +34,41 @@ Value value_for(const Parameter& parameter, const DlbsJson& value, const std::st
 
 }  // namespace
 
+DlbsGpus dlbs_gpus(const std::string& gpus, const std::string& what) {
+  std::string list = gpus;
+  for (auto& c : list) c = c == ':' || c == ',' ? ' ' : c;
+  std::vector<int64_t> ids;
+  std::istringstream words(list);
+  for (std::string word; words >> word;) {
+    char* end = nullptr;
+    const long long id = std::strtoll(word.c_str(), &end, 10);
+    if (*end != '\0' || id < 0) {
+      throw core::UsageError(what + ": exp.gpus lists GPU indices (\"0,1\"), got '" + word + "'");
+    }
+    ids.push_back(id);
+  }
+  DlbsGpus choice;
+  if (ids.empty()) {
+    choice.device = "cpu";
+  } else if (ids.size() == 1) {  // GPU 0 is the first GPU, as a rank's own
+    choice.device = ids[0] == 0 ? "cuda" : "cuda:" + std::to_string(ids[0]);
+  } else {
+    choice.device = "cuda";
+    choice.world_size = static_cast<int64_t>(ids.size());
+    bool first_ones = true;  // 0, 1, ...: the ranks' own GPUs
+    for (size_t i = 0; i < ids.size(); ++i) {
+      first_ones = first_ones && ids[i] == static_cast<int64_t>(i);
+    }
+    if (!first_ones) {
+      choice.launcher = "CUDA_VISIBLE_DEVICES=";
+      for (size_t i = 0; i < ids.size(); ++i) {
+        choice.launcher += (i ? "," : "") + std::to_string(ids[i]);
+      }
+    }
+  }
+  return choice;
+}
+
 DlbsPoints dlbs_points(const std::vector<DlbsJson>& experiments, const std::string& path) {
   DlbsPoints out;
   std::map<std::string, size_t> first_of;  // point id -> its first experiment
@@ -53,9 +90,17 @@ DlbsPoints dlbs_points(const std::vector<DlbsJson>& experiments, const std::stri
       point.params[parameter->name] = value_for(*parameter, value, where);
     }
     const std::string device = e.value("exp.device_type", std::string("cpu"));
-    point.params["device"] = device == "gpu" ? std::string("cuda") : device;
-    const int64_t replicas = e.value("exp.num_replicas", int64_t{1});
-    point.params["world_size"] = device == "gpu" ? replicas : int64_t{1};
+    point.params["device"] = device;
+    point.params["world_size"] = int64_t{1};
+    if (device == "gpu") {  // DLBS's exp.gpus, and its replicas over every node
+      const DlbsGpus gpus = dlbs_gpus(e.value("exp.gpus", std::string()), where);
+      point.params["device"] = gpus.device == "cpu" ? std::string("cuda") : gpus.device;
+      point.params["world_size"] = e.value("exp.num_replicas", gpus.world_size);
+      if (!gpus.launcher.empty()) {
+        const std::string own = param_text(point.params, "launcher");
+        point.params["launcher"] = gpus.launcher + (own.empty() ? "" : " " + own);
+      }
+    }
     if (e.value("pytorch.data_loader_only", false))
       point.params["phase"] = std::string("data_ingestion");
     point.made_by = "experiment " + std::to_string(i + 1);

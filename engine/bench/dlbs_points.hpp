@@ -6,6 +6,7 @@
 // refused.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,17 @@
 #include "engine/bench/sweep.hpp"
 
 namespace engine::bench {
+
+// DLBS's exp.gpus ("0", "0,1,2,3", "4:5"; "" for none) as the engine's device, processes and,
+// for GPUs other than the first ones, the launcher's CUDA_VISIBLE_DEVICES: no GPU is the CPU,
+// GPU 0 alone is cuda, another alone cuda:N, several are world_size processes on cuda.
+// A UsageError (naming `what`) for a word that is not an index.
+struct DlbsGpus {
+  std::string device;
+  int64_t world_size = 1;
+  std::string launcher;  // "CUDA_VISIBLE_DEVICES=4,5", or ""
+};
+DlbsGpus dlbs_gpus(const std::string& gpus, const std::string& what);
 
 struct DlbsPoints {
   std::vector<PlannedPoint> plan;

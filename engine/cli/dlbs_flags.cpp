@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/bench/dlbs_defaults.hpp"
+#include "engine/bench/dlbs_points.hpp"
 #include "engine/bench/parameters.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/nearest_names.hpp"
@@ -68,62 +68,23 @@ bool unused_dlbs_name(const std::string& name, const std::string& flag,
   return true;
 }
 
-// DLBS's exp.gpus ("0", "0,1,2,3", "" for none; a number too) or exp.num_gpus as the engine's
-// device, world_size and, for GPUs other than the first ones, the launcher's
-// CUDA_VISIBLE_DEVICES.
-struct GpuChoice {
-  std::string device;
-  int64_t world_size = 1;
-  std::string launcher;
-  bool operator==(const GpuChoice& o) const { return device == o.device && launcher == o.launcher; }
-};
-
-GpuChoice gpu_choice(const std::string& name, const nlohmann::json& value,
-                     const std::string& text) {
-  GpuChoice choice;
+// DLBS's exp.gpus (a list, or a number) or exp.num_gpus as the engine's device, world_size
+// and launcher (bench::dlbs_gpus).
+bench::DlbsGpus gpu_choice(const std::string& name, const nlohmann::json& value,
+                           const std::string& text) {
   if (name == "exp.num_gpus") {
     if (!value.is_number_integer() || value.get<int64_t>() < 0) {
       throw core::UsageError(text + ": exp.num_gpus takes a number of GPUs (0: the CPU)");
     }
     const int64_t n = value.get<int64_t>();
-    choice.device = n == 0 ? "cpu" : "cuda";
-    choice.world_size = std::max<int64_t>(n, 1);
-    return choice;
+    return {n == 0 ? "cpu" : "cuda", std::max<int64_t>(n, 1), ""};
   }
-  std::string list = value.is_string() ? value.get<std::string>() : value.dump();
-  for (auto& c : list) c = c == ':' || c == ',' ? ' ' : c;
-  std::vector<int64_t> ids;
-  std::istringstream words(list);
-  for (std::string word; words >> word;) {
-    char* end = nullptr;
-    const long long id = std::strtoll(word.c_str(), &end, 10);
-    if (*end != '\0' || id < 0) {
-      throw core::UsageError(text + ": exp.gpus lists GPU indices (\"0,1\"), got '" + word + "'");
-    }
-    ids.push_back(id);
-  }
-  if (ids.empty()) {
-    choice.device = "cpu";
-  } else if (ids.size() == 1) {  // GPU 0 is the first GPU, as a rank's own
-    choice.device = ids[0] == 0 ? "cuda" : "cuda:" + std::to_string(ids[0]);
-  } else {
-    choice.device = "cuda";
-    choice.world_size = static_cast<int64_t>(ids.size());
-    bool first_ones = true;  // 0, 1, ...: the ranks' own GPUs
-    for (size_t i = 0; i < ids.size(); ++i)
-      first_ones = first_ones && ids[i] == static_cast<int64_t>(i);
-    if (!first_ones) {
-      choice.launcher = "CUDA_VISIBLE_DEVICES=";
-      for (size_t i = 0; i < ids.size(); ++i)
-        choice.launcher += (i ? "," : "") + std::to_string(ids[i]);
-    }
-  }
-  return choice;
+  return bench::dlbs_gpus(value.is_string() ? value.get<std::string>() : value.dump(), text);
 }
 
 void add_gpu_param(const std::string& name, const nlohmann::json& value, const std::string& text,
                    bench::Overrides& overrides) {
-  const GpuChoice choice = gpu_choice(name, value, text);
+  const bench::DlbsGpus choice = gpu_choice(name, value, text);
   overrides.dlbs_params.emplace_back("device", choice.device);
   overrides.dlbs_params.emplace_back("world_size", choice.world_size);
   if (!choice.launcher.empty()) overrides.dlbs_params.emplace_back("launcher", choice.launcher);
@@ -132,11 +93,11 @@ void add_gpu_param(const std::string& name, const nlohmann::json& value, const s
 // A variable over GPU lists: a variable over world_size when only the count of GPUs changes.
 void add_gpu_variable(const std::string& name, const nlohmann::json& values,
                       const std::string& text, bench::Overrides& overrides) {
-  std::vector<GpuChoice> choices;
+  std::vector<bench::DlbsGpus> choices;
   for (const auto& v : values) choices.push_back(gpu_choice(name, v, text));
   std::vector<bench::Value> sizes;
   for (const auto& c : choices) {
-    if (!(c == choices.front())) {
+    if (c.device != choices.front().device || c.launcher != choices.front().launcher) {
       throw core::UsageError("-V " + text +
                              ": its values change the device, not only the number of GPUs; a DLBS "
                              "config (engine bench CONFIG.json) plans such lists as DLBS does");

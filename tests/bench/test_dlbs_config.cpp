@@ -120,6 +120,18 @@ TEST_CASE("a DLBS config's experiments as the engine's points") {
   CHECK(bench::param_int(gpu.plan[0].params, "num_warmup_batches") == 1);
   CHECK(bench::param_text(gpu.plan[0].params, "device") == "cuda");
   CHECK(bench::param_int(gpu.plan[1].params, "world_size") == 2);
+  // GPUs other than the first ones: through CUDA_VISIBLE_DEVICES before the point's own launcher
+  const auto other = bench::dlbs_points(
+      plan(R"({"parameters": {"exp.model": "resnet18", "runtime.launcher": "taskset -c 0-7"},
+               "variables": {"exp.gpus": ["3", "4,5"]}})"),
+      "other.json");
+  REQUIRE(other.plan.size() == 2);
+  CHECK(bench::param_text(other.plan[0].params, "device") == "cuda:3");
+  CHECK(bench::param_text(other.plan[0].params, "launcher") == "taskset -c 0-7");
+  CHECK(bench::param_text(other.plan[1].params, "device") == "cuda");
+  CHECK(bench::param_int(other.plan[1].params, "world_size") == 2);
+  CHECK(bench::param_text(other.plan[1].params, "launcher") ==
+        "CUDA_VISIBLE_DEVICES=4,5 taskset -c 0-7");
   // two frameworks: the same point for the engine, run once
   const auto frameworks =
       bench::dlbs_points(plan(R"({"parameters": {"exp.model": "resnet18", "exp.gpus": ""},
