@@ -304,7 +304,8 @@ int bench_point(const std::vector<std::string>& args) {
   cxxopts::Options options("engine bench",
                            "Time one benchmark point: a model's training step, forward pass or "
                            "the loader alone (DLBS's flag names), or run a sweep: engine bench "
-                           "SWEEP.lua (engine bench SWEEP.lua --help).");
+                           "SWEEP.lua or a DLBS config, engine bench CONFIG.json (engine bench "
+                           "SWEEP.lua --help).");
   add_point_flags(options);
   auto flags = parse(options, with_bool_values(args));
   if (flags.count("help")) {

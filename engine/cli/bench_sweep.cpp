@@ -62,9 +62,10 @@ class ScratchDir {
 };
 
 cxxopts::Options sweep_options() {
-  cxxopts::Options options("engine bench SWEEP.lua",
-                           "Run a benchmark sweep: every point of the script, each in a fresh "
-                           "process, into one benchmark file (docs/benchmarks.md).");
+  cxxopts::Options options("engine bench SWEEP.lua|CONFIG.json",
+                           "Run a benchmark sweep: every point of the script, or of a DLBS "
+                           "config as DLBS plans it, each in a fresh process, into one benchmark "
+                           "file (docs/benchmarks.md).");
   options.add_options()("dry-run", "print the expanded points and run nothing")(
       "set", "name=value: a parameter everywhere; on a variable, the variable reduced to it")(
       "var", "name=a,b,c: a variable's values (a new variable loops innermost)")(

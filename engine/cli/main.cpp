@@ -29,6 +29,7 @@ const char* kUsage =
     "  predict SCRIPT.lua predictions of a checkpoint for new data (--input FILE.csv)\n"
     "  bench --model ID   time a model's training step or forward pass (engine bench --help)\n"
     "  bench SWEEP.lua    run a benchmark sweep, each point in a fresh process, into one file\n"
+    "  bench CONFIG.json  run a DLBS config as it is (DLBS's -P, -V, -E), as a sweep\n"
     "  search SCRIPT.lua  search a script's hyperparameters: grid, random or ASHA trials\n"
     "  report FILES...    run, benchmark and search files as tables and charts (engine report "
     "runs/)\n"
