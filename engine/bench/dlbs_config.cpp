@@ -162,6 +162,33 @@ std::vector<DlbsJson> apply_extensions(const DlbsJson& base, const DlbsJson& ext
   return experiments;
 }
 
+// An extension as DLBS takes one: {"condition": {...}, "parameters": {...}, "cases": [{...}]},
+// each part optional; `index` counts the file's extensions from 1 (then -E's).
+void check_extension(const DlbsJson& extension, size_t index, const std::string& path) {
+  const std::string where = path + ": extensions[" + std::to_string(index) + "]";
+  if (!extension.is_object()) {
+    throw core::UsageError(where + " is not an object (condition, parameters, cases)");
+  }
+  for (const auto& [key, value] : extension.items()) {
+    const bool object = key == "condition" || key == "parameters";
+    if (!object && key != "cases") {
+      throw core::UsageError(where + " has '" + key +
+                             "'; an extension has condition, parameters and cases");
+    }
+    if (object && !value.is_object()) {
+      throw core::UsageError(where + "'s " + key + " is " + value.dump() + ", not an object");
+    }
+    if (key == "cases") {
+      bool objects = value.is_array();
+      for (const auto& c : value) objects = objects && c.is_object();
+      if (!objects) {
+        throw core::UsageError(where + "'s cases are " + value.dump() +
+                               ", not a list of objects (each one's parameters)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string dlbs_text(const DlbsJson& value) {
@@ -234,20 +261,22 @@ std::vector<DlbsJson> plan_dlbs(const DlbsRequest& request) {
   for (const auto& [name, values] : request.variables) variables[name] = values;
   for (auto& [name, values] : variables.items()) {
     if (!values.is_array()) values = DlbsJson::array({values});
-    if (values.empty())
+    if (values.empty()) {
       throw core::UsageError(request.path + ": variable '" + name + "' has no values");
+    }
+    for (const auto& v : values) {
+      if (v.is_object() || v.is_array()) {
+        throw core::UsageError(request.path + ": variable '" + name + "' has the value " +
+                               v.dump() + "; a variable's values are strings, numbers or booleans");
+      }
+    }
   }
   for (const auto& [name, value] : request.params) parameters[name] = value;
   DlbsJson extensions = DlbsJson::array({{{"condition", {{"exp.framework", "pytorch"}}},
                                           {"parameters", {{"exp.framework_title", "PyTorch"}}}}});
   for (const auto& e : config.value("extensions", DlbsJson::array())) extensions.push_back(e);
   for (const auto& e : request.extensions) extensions.push_back(e);
-  for (size_t i = 0; i < extensions.size(); ++i) {
-    if (!extensions[i].is_object()) {
-      throw core::UsageError(request.path + ": extensions[" + std::to_string(i) +
-                             "] is not an object (condition, parameters, cases)");
-    }
-  }
+  for (size_t i = 1; i < extensions.size(); ++i) check_extension(extensions[i], i, request.path);
   // the loops: sys.plan_builder.var_order first, then the variables in the file's order
   std::vector<std::string> order;
   if (parameters.contains("sys.plan_builder.var_order") &&

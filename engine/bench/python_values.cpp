@@ -84,8 +84,19 @@ int64_t checked(int64_t a, char op, int64_t b) {
   return r;
 }
 
+// What a config's expression may make: a text or list this long is a mistake, not a value.
+constexpr int64_t kMaxRepeated = int64_t{1} << 20;
+
 PyValue repeat(const PyValue& sequence, int64_t times) {
-  if (const auto* s = std::get_if<std::string>(&sequence.value)) {
+  const auto* text = std::get_if<std::string>(&sequence.value);
+  const int64_t length =
+      static_cast<int64_t>(text ? text->size() : std::get<PyList>(sequence.value).size());
+  if (times > 0 && length > 0 && times > kMaxRepeated / length) {
+    throw py::Error("a " + std::string(text ? "string" : "list") + " of " + std::to_string(length) +
+                    " repeated " + std::to_string(times) +
+                    " times: more than the engine computes (2^20 items)");
+  }
+  if (const auto* s = text) {
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += *s;
     return out;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
+#include <mutex>
 
 #include "engine/core/regex.hpp"
 #include "engine/report/cells.hpp"
@@ -125,9 +127,51 @@ Encoding encode(const std::vector<const io::SearchTrialRecord*>& trials, Searche
   return e;
 }
 
+// What an importance depends on: the searched metric, the spaces, each trial's status, last
+// metric and hyperparameters.
+std::string inputs_key(const std::vector<io::SearchContents>& searches) {
+  std::string key;
+  for (const auto& s : searches) {
+    key += searched_metric(s) + '\n';
+    for (const auto& [name, space] : s.spaces) key += name + '=' + space + '\n';
+    for (const auto& trial : s.trials) {
+      key += std::to_string(trial.id) + ' ' + core::name_of(trial.status) + ' ' +
+             (trial.rung_metrics.empty() ? std::string("-")
+                                         : std::to_string(trial.rung_metrics.back()));
+      for (const auto& [name, value] : trial.hparams)
+        key += ' ' + name + '=' + cell_text(cell_of(value));
+      key += '\n';
+    }
+  }
+  return key;
+}
+
+Table compute_importance(const std::vector<io::SearchContents>& searches);
+
 }  // namespace
 
+// The live page asks every two seconds while a search runs: a forest is grown once per set of
+// trials (the last few sets kept), not at every read.
 Table importance_table(const std::vector<io::SearchContents>& searches) {
+  static std::mutex mutex;
+  static std::deque<std::pair<std::string, Table>> recent;
+  const std::string key = inputs_key(searches);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, table] : recent) {
+      if (k == key) return table;
+    }
+  }
+  Table t = compute_importance(searches);
+  std::lock_guard<std::mutex> lock(mutex);
+  recent.emplace_back(key, t);
+  if (recent.size() > 8) recent.pop_front();
+  return t;
+}
+
+namespace {
+
+Table compute_importance(const std::vector<io::SearchContents>& searches) {
   Table t{"importance", "", {}, {}};
   Searched searched;
   for (const auto& s : searches) {
@@ -164,5 +208,7 @@ Table importance_table(const std::vector<io::SearchContents>& searches) {
   for (const auto& [share, name] : ranked) t.rows.push_back({name, share});
   return t;
 }
+
+}  // namespace
 
 }  // namespace engine::report

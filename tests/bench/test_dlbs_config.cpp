@@ -171,4 +171,18 @@ TEST_CASE("a DLBS config that cannot be planned says which parameter and why") {
       std::string::npos);
   CHECK(plan_error_of(R"({"variables": {"exp.model": []}})")
             .find("variable 'exp.model' has no values") != std::string::npos);
+  CHECK(plan_error_of(R"({"variables": {"exp.model": [{}]}})")
+            .find("variable 'exp.model' has the value {}; a variable's values are strings, "
+                  "numbers or booleans") != std::string::npos);
+  CHECK(plan_error_of(R"({"extensions": [{"parameters": []}]})")
+            .find("test.json: extensions[1]'s parameters is [], not an object") !=
+        std::string::npos);
+  CHECK(plan_error_of(R"({"extensions": [{"condition": ["exp.model"]}]})")
+            .find("extensions[1]'s condition is [\"exp.model\"], not an object") !=
+        std::string::npos);
+  CHECK(plan_error_of(R"({"extensions": [{"cases": [1]}]})")
+            .find("extensions[1]'s cases are [1], not a list of objects") != std::string::npos);
+  CHECK(plan_error_of(R"({"extensions": [{"case": []}]})")
+            .find("extensions[1] has 'case'; an extension has condition, parameters and cases") !=
+        std::string::npos);
 }

@@ -86,6 +86,8 @@ TEST_CASE("a Python expression that fails names itself and says why, as Python d
       {"1 +", "the expression ends too early"},
       {"'abc", "a string that does not end"},
       {"1 if True", "a conditional expression without 'else'"},
+      {"'a' * 100000000000", "more than the engine computes (2^20 items)"},
+      {"[0] * 10 ** 9", "more than the engine computes (2^20 items)"},
   };
   for (const auto& [expression, why] : cases) {
     CAPTURE(expression);
