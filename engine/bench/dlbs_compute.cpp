@@ -42,6 +42,10 @@ class Computer {
       done_.insert(name);
       return;
     }
+    if (busy_.size() >= 1000) {  // each step of a chain of references is a frame of this
+      throw core::UsageError(request_.path + ": parameter '" + name +
+                             "' is computed through a chain of more than 1000 references");
+    }
     busy_.insert(name);
     const std::string written = e_[name].get<std::string>();
     std::string text = written;

@@ -343,7 +343,11 @@ class Parser {
 
 PyValue evaluate_python(const std::string& expression) {
   try {
-    return Parser(tokenize(expression)).parse()();
+    auto tokens = tokenize(expression);
+    // the parser and the evaluator recurse once per token at most: a config's expression is a
+    // line, and this bound keeps a pathological one from the end of the stack
+    if (tokens.size() > 4096) throw py::Error("more than 4096 tokens");
+    return Parser(std::move(tokens)).parse()();
   } catch (const py::Error& e) {
     throw core::UsageError("cannot evaluate the Python expression '" + expression +
                            "': " + e.what());

@@ -182,6 +182,13 @@ TEST_CASE("a DLBS config that cannot be planned says which parameter and why") {
         std::string::npos);
   CHECK(plan_error_of(R"({"extensions": [{"cases": [1]}]})")
             .find("extensions[1]'s cases are [1], not a list of objects") != std::string::npos);
+  std::string chain = R"({"parameters": {)";  // a.0 = ${a.1}, ..., a.1199 = 1
+  for (int i = 0; i < 1200; ++i) {
+    chain += "\"a." + std::to_string(i) + "\": \"${a." + std::to_string(i + 1) + "}\", ";
+  }
+  chain += R"("a.1200": 1}})";
+  CHECK(plan_error_of(chain).find("is computed through a chain of more than 1000 references") !=
+        std::string::npos);
   CHECK(plan_error_of(R"({"extensions": [{"case": []}]})")
             .find("extensions[1] has 'case'; an extension has condition, parameters and cases") !=
         std::string::npos);

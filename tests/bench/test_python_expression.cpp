@@ -88,6 +88,7 @@ TEST_CASE("a Python expression that fails names itself and says why, as Python d
       {"1 if True", "a conditional expression without 'else'"},
       {"'a' * 100000000000", "more than the engine computes (2^20 items)"},
       {"[0] * 10 ** 9", "more than the engine computes (2^20 items)"},
+      {std::string(5000, '(') + "1" + std::string(5000, ')'), "more than 4096 tokens"},
   };
   for (const auto& [expression, why] : cases) {
     CAPTURE(expression);
