@@ -11,7 +11,8 @@ shift $(($# < 3 ? $# : 3))
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/../../build-fuzz/bin
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(idx cifar csv image checkpoint result_files lua_options overrides)
+[ ${#targets[@]} -gt 0 ] || targets=(idx cifar csv image checkpoint result_files lua_options overrides
+                                   dlbs_config)
 mkdir -p "$out"
 export ASAN_OPTIONS=detect_leaks=1:detect_container_overflow=0:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
