@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <torch/cuda.h>
+
 #include "engine/core/errors.hpp"
 #include "engine/core/log.hpp"
 #include "engine/core/threads.hpp"
@@ -58,6 +60,49 @@ std::string read_note(const std::string& path) {
   return line;
 }
 
+// torchrun's PET_NPROC_PER_NODE (Kubeflow's nprocPerNode) as a number of workers: a count, or
+// torchrun's auto / gpu (one per GPU, else one) and cpu (one: its threads take the cores).
+int pet_workers(const std::string& text) {
+  if (text == "auto" || text == "gpu") {
+    return torch::cuda::is_available()
+               ? std::max<int>(1, static_cast<int>(torch::cuda::device_count()))
+               : 1;
+  }
+  if (text == "cpu") return 1;
+  char* end = nullptr;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < 1 || n > 4096) {
+    throw core::UsageError("PET_NPROC_PER_NODE=" + text +
+                           " is not a number of workers (a count, auto, gpu or cpu)");
+  }
+  return static_cast<int>(n);
+}
+
+// torchrun's PET_NNODES: N, or MIN:MAX (elastic), which the engine takes only as one number.
+int pet_nodes(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string low = text.substr(0, colon),
+                    high = colon == std::string::npos ? low : text.substr(colon + 1);
+  char* end = nullptr;
+  const long n = std::strtol(high.c_str(), &end, 10);
+  if (high.empty() || *end != '\0' || n < 1 || low != high) {
+    throw core::UsageError("PET_NNODES=" + text +
+                           (low != high ? ": an elastic range; the engine's jobs have a fixed "
+                                          "number of machines (give one number)"
+                                        : " is not a number of machines"));
+  }
+  return static_cast<int>(n);
+}
+
+int pet_node_rank(const std::string& text) {
+  char* end = nullptr;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < 0) {
+    throw core::UsageError("PET_NODE_RANK=" + text + " is not a machine's place (0, 1, ...)");
+  }
+  return static_cast<int>(n);
+}
+
 }  // namespace
 
 void add_distributed_flags(cxxopts::Options& options) {
@@ -81,19 +126,29 @@ void add_distributed_flags(cxxopts::Options& options) {
       cxxopts::value<int>()->default_value("0"));
 }
 
-std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
-                                   const std::vector<std::string>& args, int requested_threads) {
-  if (!flags.count("nproc") || environment(distributed::kLaunchedVariable)) return std::nullopt;
-  if (environment("RANK") || environment("WORLD_SIZE")) {
-    throw core::UsageError(
-        "--nproc starts worker processes itself, but RANK / WORLD_SIZE are set: under torchrun or "
-        "a scheduler that starts one process per slot, leave --nproc out");
-  }
-  if (flags.count("quiet")) core::log::set_level(core::log::Level::warn);
+namespace {
+
+// The launch's world from the flags, else torchrun's PET_* variables (`pet`), else one machine;
+// the rendezvous from the flags, PET_MASTER_*, MASTER_* as given.
+distributed::LaunchOptions world_of(const cxxopts::ParseResult& flags, bool pet) {
   distributed::LaunchOptions options;
-  options.nproc = flags["nproc"].as<int>();
-  options.nnodes = flags["nnodes"].as<int>();
-  options.node_rank = flags["node_rank"].as<int>();
+  const auto pet_nproc = environment("PET_NPROC_PER_NODE");
+  const auto pet_nnodes = environment("PET_NNODES");
+  options.nproc = flags.count("nproc") ? flags["nproc"].as<int>()
+                  : pet_nproc          ? pet_workers(*pet_nproc)
+                                       : 1;
+  options.nnodes = flags.count("nnodes") ? flags["nnodes"].as<int>()
+                   : pet_nnodes          ? pet_nodes(*pet_nnodes)
+                                         : 1;
+  const auto pet_rank = environment("PET_NODE_RANK");
+  options.node_rank = flags.count("node_rank") ? flags["node_rank"].as<int>()
+                      : pet_rank               ? pet_node_rank(*pet_rank)
+                                               : 0;
+  if (pet) {
+    core::log::info("torchrun's PET_* variables: node {} of {}, {} worker{} each",
+                    options.node_rank, options.nnodes, options.nproc,
+                    options.nproc == 1 ? "" : "s");
+  }
   options.timeout = timeout_of(flags);
   options.max_restarts = flags["max_restarts"].as<int>();
   if (options.max_restarts > 0 && options.nnodes > 1) {
@@ -103,14 +158,24 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
   }
   if (flags.count("master_addr")) {
     options.master_addr = flags["master_addr"].as<std::string>();
+  } else if (auto pet_addr = environment("PET_MASTER_ADDR")) {
+    options.master_addr = *pet_addr;
   } else if (auto addr = environment("MASTER_ADDR")) {
     options.master_addr = *addr;
   } else if (options.nnodes > 1) {
     throw core::UsageError("--nnodes " + std::to_string(options.nnodes) +
                            " needs --master_addr: the address of the machine with --node_rank 0");
   }
+  const auto pet_port = environment("PET_MASTER_PORT");
   if (flags.count("master_port")) {
     options.master_port = flags["master_port"].as<int>();
+  } else if (pet_port) {
+    char* end = nullptr;
+    const long port = std::strtol(pet_port->c_str(), &end, 10);
+    if (pet_port->empty() || *end != '\0') {
+      throw core::UsageError("PET_MASTER_PORT=" + *pet_port + " is not a port (1-65535)");
+    }
+    options.master_port = static_cast<int>(port);
   } else if (const auto port = distributed::master_port_from(distributed::process_environment())) {
     options.master_port = *port;
   }
@@ -118,6 +183,27 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
     throw core::UsageError("--master_port " + std::to_string(options.master_port) +
                            " is not a port (1-65535)");
   }
+  return options;
+}
+
+}  // namespace
+
+std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std::string& command,
+                                   const std::vector<std::string>& args, int requested_threads) {
+  if (environment(distributed::kLaunchedVariable)) return std::nullopt;
+  // torchrun's environment as Kubeflow sets it (PyTorchJob's nprocPerNode, Trainer v2): this
+  // machine is one node that starts its workers, whatever RANK / WORLD_SIZE the operator set too
+  const auto pet_nproc = environment("PET_NPROC_PER_NODE");
+  const auto pet_nnodes = environment("PET_NNODES");
+  const bool pet = pet_nproc || pet_nnodes;
+  if (!flags.count("nproc") && !pet) return std::nullopt;
+  if (!pet && (environment("RANK") || environment("WORLD_SIZE"))) {
+    throw core::UsageError(
+        "--nproc starts worker processes itself, but RANK / WORLD_SIZE are set: under torchrun or "
+        "a scheduler that starts one process per slot, leave --nproc out");
+  }
+  if (flags.count("quiet")) core::log::set_level(core::log::Level::warn);
+  distributed::LaunchOptions options = world_of(flags, pet);
   const int threads = requested_threads > 0 ? requested_threads : core::available_cores();
   options.threads_per_worker = std::max(1, threads / std::max(1, options.nproc));
 

@@ -1039,6 +1039,23 @@ LUA
         fail "rank $r did not share the cores: $(cat job$r.txt)"
     done
     close "$one" "$(ls "$WORK"/job/tiny/*.h5)" /metrics/train/loss 1e-4
+    # Kubeflow with nprocPerNode: torchrun's PET_* variables make each pod a node that starts
+    # its workers, whatever RANK / WORLD_SIZE the operator also set (issue 61)
+    port=$(test_port)
+    for n in 0 1; do
+      PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=$n PET_MASTER_ADDR=127.0.0.1 \
+        PET_MASTER_PORT=$port RANK=$n WORLD_SIZE=4 "$ENGINE" train "$FIX/tiny_train.lua" \
+        --set root="$WORK/tiny" --out "$WORK/pet" --threads 2 >"pet$n.txt" 2>&1 &
+      pids[$n]=$!
+    done
+    for n in 0 1; do wait "${pids[$n]}" || fail "pod $n failed: $(cat pet$n.txt)"; done
+    grep -qF "torchrun's PET_* variables: node 1 of 2, 2 workers each" pet1.txt ||
+      fail "pod 1 did not take PET_*: $(cat pet1.txt)"
+    pet=$(ls "$WORK"/pet/tiny/*.h5)
+    h5dump -a /world_size "$pet" | grep -q '(0): 4' || fail "world_size 4 not recorded from PET_*"
+    close "$one" "$pet" /metrics/train/loss 1e-4
+    expect 2 "PET_NNODES=1:4: an elastic range" -- env PET_NNODES=1:4 PET_NPROC_PER_NODE=1 \
+      "$ENGINE" train "$FIX/tiny_train.lua" --set root="$WORK/tiny" --out "$WORK/elastic"
     # BatchNorm over the world's batch (8 = 2 x 4): sync_batchnorm = true, or nn.SyncBatchNorm,
     # on 2 processes logs the losses of one process
     bn() { "$ENGINE" train "$FIX/sync_bn_train.lua" --set root="$WORK/tiny" --threads 2 -q "$@" >bn.txt 2>&1 ||
