@@ -1243,6 +1243,21 @@ LUA
     grep -qF "threads (all cores)" pytorchjob-0.txt || fail "the threads chosen were not said: $(cat pytorchjob-0.txt)"
     host_ranks slurm SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NNODES=2 SLURM_STEP_ID=0 -- \
       SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NNODES=2 SLURM_STEP_ID=0
+    # Kubeflow with nprocPerNode: "2" (training-operator 1.9 sets torchrun's PET_* and its own
+    # RANK / WORLD_SIZE): each machine a pod that starts its 2 workers, 4 in all (issue 61)
+    port=$(test_port)
+    kp=()
+    for m in 0 1; do
+      ns=$a; [ "$m" = 1 ] && ns=$b
+      ip netns exec $ns env PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=$m PET_MASTER_ADDR=$net.1 \
+        PET_MASTER_PORT=$port RANK=$m WORLD_SIZE=4 "$ENGINE" train "$FIX/tiny_train.lua" \
+        --set root="$WORK/tiny" --out "$WORK/kubeflow" --threads 2 --dist_timeout 60 >"kubeflow-$m.txt" 2>&1 &
+      kp[$m]=$!
+    done
+    for m in 0 1; do wait "${kp[$m]}" || fail "Kubeflow pod $m failed: $(cat kubeflow-$m.txt)"; done
+    kubeflow=$(ls "$WORK"/kubeflow/tiny/*.h5)
+    h5dump -a /world_size "$kubeflow" | grep -q '(0): 4' || fail "the Kubeflow pods' world is not 4"
+    close "$one" "$kubeflow" /metrics/train/loss 1e-4
     # the second machine vanishes from the network mid-run: rank 0 stops with exit 8 in time
     port=$(test_port)
     run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/cut" --threads 1 --dist_timeout 10)
