@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "engine/core/activity.hpp"
 #include "engine/core/device.hpp"
@@ -13,6 +15,7 @@
 #include "engine/core/gpu_facts.hpp"
 #include "engine/core/log.hpp"
 #include "engine/core/metric_names.hpp"
+#include "engine/core/run_lock.hpp"
 #include "engine/core/seed.hpp"
 #include "engine/core/statuses.hpp"
 #include "engine/io/result_file.hpp"
@@ -23,11 +26,42 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// --resume auto: the newest run file of the script under root (by the time last written)
-// decides. One not completed goes on when it has a checkpoint; without one, a new run starts
-// and it is left as it is. A completed one is named too: engine train then says it is done, so
-// that a fixed command restarted after its run completed does not train again.
-std::string auto_resume_target(const std::string& root, const std::string& name) {
+// This job, as --resume auto tells its runs from others' in one --out: its hyperparameters
+// after --set, and its seed when one is fixed (--seed, or the script's).
+struct JobIdentity {
+  std::map<std::string, io::HParam> hparams;
+  std::optional<uint64_t> seed;
+};
+
+// Why the run is another job's ("lr 0.2 here, 0.1 there"), or "" when it is this job's.
+std::string other_job(const io::RunFile& run, const JobIdentity& job) {
+  if (run.hparams != job.hparams) {
+    std::vector<std::string> differ;
+    for (const auto& [key, value] : job.hparams) {
+      const auto it = run.hparams.find(key);
+      if (it == run.hparams.end() || it->second != value) differ.push_back(key);
+    }
+    for (const auto& [key, _] : run.hparams) {
+      if (!job.hparams.count(key)) differ.push_back(key);
+    }
+    return "its hyperparameters differ: " + core::join(differ, ", ");
+  }
+  const auto seed = run.attributes.find("seed");
+  const auto* stored = seed == run.attributes.end() ? nullptr : std::get_if<int64_t>(&seed->second);
+  if (job.seed && stored && static_cast<uint64_t>(*stored) != *job.seed) {
+    return "its seed is " + std::to_string(*stored) + ", this job's " + std::to_string(*job.seed);
+  }
+  return {};
+}
+
+// --resume auto: the newest run file of this job (the script, its hyperparameters, its seed)
+// under root (by the time last written) decides; runs of other jobs, and runs another live
+// process writes (a parallel job of an array), are passed over. One not completed goes on
+// when it has a checkpoint; without one, a new run starts and it is left as it is. A completed
+// one is named too: engine train then says it is done, so that a fixed command restarted
+// after its run completed does not train again.
+std::string auto_resume_target(const std::string& root, const std::string& name,
+                               const JobIdentity& job) {
   std::error_code ec;
   std::vector<std::pair<fs::file_time_type, std::string>> runs;
   for (const auto& entry : fs::directory_iterator(fs::path(root) / name, ec)) {
@@ -36,11 +70,21 @@ std::string auto_resume_target(const std::string& root, const std::string& name)
   }
   std::sort(runs.begin(), runs.end(), std::greater<>());
   for (const auto& [written, path] : runs) {
+    if (const auto owner = core::RunLock::holder(path)) {
+      core::log::info("--resume auto: {} is being written by {}: another job's, passed over", path,
+                      owner->text());
+      continue;
+    }
     io::RunFile run;
     try {
       run = io::read_run_file(path);
     } catch (const core::Error& e) {  // an empty reservation, a damaged file: not a run
       core::log::debug("--resume auto: {} skipped ({})", path, e.what());
+      continue;
+    }
+    const std::string why = other_job(run, job);
+    if (!why.empty()) {
+      core::log::info("--resume auto: {} is another job's ({}), passed over", path, why);
       continue;
     }
     if (run.status() != core::name_of(core::FileStatus::kCompleted) &&
@@ -69,8 +113,12 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
   script_ = session_->train_script(request_.script);
   if (request_.checkpoint == "auto" && request_.checkpoint_flag == "--resume") {
     // rank 0 looks; every rank goes on with what it found
+    JobIdentity job;
+    script_->apply_overrides(request_.overrides);  // again below: the same values
+    job.hparams = script_->hparams();
+    job.seed = request_.seed ? request_.seed : script_->seed();
     std::string target = !group || group->leader()
-                             ? auto_resume_target(request_.runs_root, script_->name())
+                             ? auto_resume_target(request_.runs_root, script_->name(), job)
                              : std::string();
     if (group) target = group->share(target);
     if (target.empty()) {

@@ -292,6 +292,23 @@ $b"
     # the same --set as the run began with is no change worth a warning
     printf '%s' "$out" | grep -qF -- "--set changes" && fail "a warning for the same --set: $out"
     [ "$(md5sum < "$run")" = "$before" ] || fail "the completed run was changed"
+    # another job in the same --out (issue 61): other hyperparameters start a run of their own,
+    # and the first job's command still finds its own run
+    expect 0 "is another job's (its hyperparameters differ: delay), passed over" "starting one" -- \
+      "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.01 \
+      --out "$WORK/runs" --threads 1 --resume auto
+    [ "$(ls "$WORK"/runs/resume/*.h5 | wc -l)" = 2 ] || fail "the other job did not start its own run"
+    expect 0 "already completed at step 21" -- "${job[@]}"
+    # a parallel job of an array, the same command: the run another live process writes is
+    # passed over, not refused as in use
+    par=("$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.3
+      --out "$WORK/array" --threads 1 --resume auto)
+    "${par[@]}" > par1.txt 2>&1 &
+    p1=$!
+    wait_for "$WORK/array/resume/*/ckpt-2.h5" $p1 par1.txt
+    expect 0 "is being written by process $p1" "starting one" -- "${par[@]}" --steps 2
+    kill -KILL $p1; wait $p1 2>/dev/null
+    [ "$(ls "$WORK"/array/resume/*.h5 | wc -l)" = 2 ] || fail "the parallel job did not start its own run"
     ;;
   interrupt)
     # SIGINT, and SIGHUP (the terminal closed, taken as SIGTERM): checkpoint, status
