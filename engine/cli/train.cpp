@@ -109,8 +109,9 @@ cxxopts::Options train_options() {
       "resume",
       "continue a run from its latest checkpoint: a run file (.h5) or a checkpoint (ckpt-N.h5), or "
       "one of the run's by name (RUN.h5:best, RUN.h5:STEP); "
-      "auto: the newest run of this script under --out (a completed one is left as it is), "
-      "or a new one where there is none to go on with",
+      "auto: the newest run of this job under --out (this script, its hyperparameters after "
+      "--set, its seed and --run_name; a completed one is left as it is), or a new one where "
+      "there is none to go on with",
       cxxopts::value<std::string>())(
       "epochs",
       "train this many epochs, whatever the script's trainer says (a resumed run goes on to it)",
@@ -121,7 +122,11 @@ cxxopts::Options train_options() {
       "the length the whole run is planned for, in the unit of --epochs or --steps, when those "
       "train a stage of it (engine search's rungs): the script's hp.budget, with the stage's "
       "length as hp.rung; default: --epochs or --steps",
-      cxxopts::value<int64_t>());
+      cxxopts::value<int64_t>())(
+      "run_name",
+      "the job's own name (a scheduler's job id, $SLURM_JOB_ID): recorded in the run file; "
+      "--resume auto goes on only with a run of the same name",
+      cxxopts::value<std::string>());
   add_distributed_flags(options);
   return options;
 }
@@ -130,6 +135,7 @@ run::RunRequest train_request(const cxxopts::ParseResult& flags,
                               const std::vector<std::string>& args) {
   auto request = run_request("engine train", flags, args);
   // --resume: the checkpoint decides the hyperparameters, the seed and the run file
+  if (flags.count("run_name")) request.run_name = flags["run_name"].as<std::string>();
   if (flags.count("resume")) {
     request.checkpoint = flags["resume"].as<std::string>();
     request.runs_root = flags["out"].as<std::string>();

@@ -112,6 +112,7 @@ RunWriter::RunWriter(const std::string& path, const RunInfo& info) : path_(path)
   h5::write_attribute(root, "threads", static_cast<int64_t>(info.threads));
   h5::write_attribute(root, "world_size", static_cast<int64_t>(info.world_size));
   h5::write_attribute(root, "seed", static_cast<int64_t>(info.seed));
+  if (!info.run_name.empty()) h5::write_attribute(root, "run_name", info.run_name);
   std::string maximized, minimized;
   for (const auto& [metric, larger] : info.metric_directions) {
     std::string& names = larger ? maximized : minimized;

@@ -29,6 +29,7 @@ struct RunInfo {
   int threads = 1;
   int world_size = 1;
   uint64_t seed = 0;
+  std::string run_name;  // --run_name: the job's own name (written when not empty)
   // A script's own metrics that declared a direction: true when larger is better. Written as
   // the root attributes maximized_metrics and minimized_metrics (names joined by commas).
   std::map<std::string, bool> metric_directions;

@@ -31,10 +31,18 @@ namespace fs = std::filesystem;
 struct JobIdentity {
   std::map<std::string, io::HParam> hparams;
   std::optional<uint64_t> seed;
+  std::string run_name;  // --run_name ("" when not given: a run of no name)
 };
 
 // Why the run is another job's ("lr 0.2 here, 0.1 there"), or "" when it is this job's.
 std::string other_job(const io::RunFile& run, const JobIdentity& job) {
+  const auto name = run.attributes.find("run_name");
+  const auto* stored_name =
+      name == run.attributes.end() ? nullptr : std::get_if<std::string>(&name->second);
+  const std::string run_name = stored_name ? *stored_name : std::string();
+  if (run_name != job.run_name) {
+    return run_name.empty() ? "it has no --run_name" : "its --run_name is " + run_name;
+  }
   if (run.hparams != job.hparams) {
     std::vector<std::string> differ;
     for (const auto& [key, value] : job.hparams) {
@@ -117,6 +125,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     script_->apply_overrides(request_.overrides);  // again below: the same values
     job.hparams = script_->hparams();
     job.seed = request_.seed ? request_.seed : script_->seed();
+    job.run_name = request_.run_name;
     std::string target = !group || group->leader()
                              ? auto_resume_target(request_.runs_root, script_->name(), job)
                              : std::string();
@@ -240,6 +249,7 @@ io::RunInfo RunContext::run_info() const {
   info.threads = request_.threads;
   info.world_size = world_size_;
   info.seed = seed_;
+  info.run_name = request_.run_name;
   info.metric_directions = core::declared_directions();
   for (const auto& [name, on] : core::device_settings_in_force()) {
     info.device_settings.emplace_back(name, on);

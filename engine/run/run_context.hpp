@@ -31,6 +31,7 @@ struct RunRequest {
   core::DeviceSettings device_settings;  // --cudnn_benchmark, --tf32
   int threads = 1;                       // libtorch threads in use, for the run file
   std::optional<uint64_t> seed;          // --seed
+  std::string run_name;                  // --run_name: the job's own name, in its run file
   std::vector<std::string> overrides;    // --set key=value, applied after a checkpoint's values
   std::string checkpoint;                // a checkpoint or a run file (its latest); empty: none
                                          // "auto" with --resume: see RunContext

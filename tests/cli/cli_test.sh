@@ -309,6 +309,15 @@ $b"
     expect 0 "is being written by process $p1" "starting one" -- "${par[@]}" --steps 2
     kill -KILL $p1; wait $p1 2>/dev/null
     [ "$(ls "$WORK"/array/resume/*.h5 | wc -l)" = 2 ] || fail "the parallel job did not start its own run"
+    # --run_name (a scheduler's job id): the same command under another name is another job
+    named=("$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/named"
+      --threads 1 --steps 2 --resume auto)
+    expect 0 "starting one" -- "${named[@]}" --run_name 101
+    h5dump -a /run_name "$(ls "$WORK"/named/resume/*.h5)" | grep -q '"101"' ||
+      fail "the run file does not record --run_name 101"
+    expect 0 "is another job's (its --run_name is 101), passed over" "starting one" -- \
+      "${named[@]}" --run_name 102
+    expect 0 "already completed at step 2" -- "${named[@]}" --run_name 101
     ;;
   interrupt)
     # SIGINT, and SIGHUP (the terminal closed, taken as SIGTERM): checkpoint, status
