@@ -10,26 +10,19 @@
 #include "engine/bench/dlbs_points.hpp"
 #include "engine/bench/machine.hpp"
 #include "engine/bench/parameters.hpp"
+#include "engine/cli/dlbs_flags.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/report/dlbs_export.hpp"
 
 namespace engine::cli {
 namespace {
 
-// "name=value" as DLBS's -P and -V read it; the value JSON, or its text where it is not.
-std::pair<std::string, bench::DlbsJson> dlbs_assignment(const std::string& text, const char* flag) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw core::UsageError(std::string(flag) +
-                           " takes name=value (DLBS's -Pexp.num_batches=100), got '" + text + "'");
-  }
-  const std::string value = text.substr(eq + 1);
-  if (value.empty()) return {text.substr(0, eq), nullptr};
-  try {
-    return {text.substr(0, eq), bench::DlbsJson::parse(value)};
-  } catch (const bench::DlbsJson::exception&) {
-    return {text.substr(0, eq), value};
-  }
+// "name=value" as DLBS's -P and -V read it; an empty value is None, as in DLBS.
+std::pair<std::string, bench::DlbsJson> config_assignment(const std::string& text,
+                                                          const char* flag) {
+  auto assigned = dlbs_assignment(text, flag);
+  if (text.back() == '=') assigned.second = nullptr;
+  return assigned;
 }
 
 }  // namespace
@@ -54,14 +47,14 @@ DlbsSweep plan_dlbs_config(const std::string& path, const std::vector<std::strin
     throw core::UsageError(path + " is not JSON: " + e.what());
   }
   for (const auto& p : params) {
-    auto a = dlbs_assignment(p, "-P");
+    auto a = config_assignment(p, "-P");
     if (a.second.is_array()) {
       throw core::UsageError(
           "-P " + p + ": a parameter takes one value; a list of values is a variable, -V" + p);
     }
     request.params.push_back(std::move(a));
   }
-  for (const auto& v : variables) request.variables.push_back(dlbs_assignment(v, "-V"));
+  for (const auto& v : variables) request.variables.push_back(config_assignment(v, "-V"));
   for (const auto& e : extensions) {
     try {
       request.extensions.push_back(bench::DlbsJson::parse(e));
@@ -117,6 +110,17 @@ std::function<void(size_t, const io::BenchPoint&)> dlbs_log_writer(
                                                                 const io::BenchPoint& point) {
     const std::string& path = plan_logs[i];
     if (path.empty()) return;
+    // a log there already is replaced only when the engine wrote it (a point run again): DLBS's
+    // own logs, and any other file of that name, are left as they are
+    if (std::ifstream existing{path}) {
+      std::stringstream before;
+      before << existing.rdbuf();
+      if (before.str().find("\n__engine.file__= ") == std::string::npos) {
+        std::fprintf(out, "  %s exists and is not the engine's DLBS log: left as it is\n",
+                     path.c_str());
+        return;
+      }
+    }
     const std::string text = report::dlbs_log(plan[i].dlbs_experiment, file, point, names);
     std::error_code error;
     const auto folder = std::filesystem::path(path).parent_path();

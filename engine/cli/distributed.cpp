@@ -85,7 +85,7 @@ int pet_nodes(const std::string& text) {
                     high = colon == std::string::npos ? low : text.substr(colon + 1);
   char* end = nullptr;
   const long n = std::strtol(high.c_str(), &end, 10);
-  if (high.empty() || *end != '\0' || n < 1 || low != high) {
+  if (high.empty() || *end != '\0' || n < 1 || n > 1 << 20 || low != high) {
     throw core::UsageError("PET_NNODES=" + text +
                            (low != high ? ": an elastic range; the engine's jobs have a fixed "
                                           "number of machines (give one number)"
@@ -97,7 +97,7 @@ int pet_nodes(const std::string& text) {
 int pet_node_rank(const std::string& text) {
   char* end = nullptr;
   const long n = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n < 0) {
+  if (text.empty() || *end != '\0' || n < 0 || n > 1 << 20) {
     throw core::UsageError("PET_NODE_RANK=" + text + " is not a machine's place (0, 1, ...)");
   }
   return static_cast<int>(n);
@@ -172,7 +172,7 @@ distributed::LaunchOptions world_of(const cxxopts::ParseResult& flags, bool pet)
   } else if (pet_port) {
     char* end = nullptr;
     const long port = std::strtol(pet_port->c_str(), &end, 10);
-    if (pet_port->empty() || *end != '\0') {
+    if (pet_port->empty() || *end != '\0' || port < 1 || port > 65535) {
       throw core::UsageError("PET_MASTER_PORT=" + *pet_port + " is not a port (1-65535)");
     }
     options.master_port = static_cast<int>(port);

@@ -21,31 +21,13 @@ std::string engine_name(const std::string& name) {
   return name;
 }
 
-bench::Value value_of(const nlohmann::json& json, const std::string& text,
+bench::Value value_of(const nlohmann::ordered_json& json, const std::string& text,
                       const std::string& flag) {
   if (json.is_string()) return json.get<std::string>();
   if (json.is_boolean()) return json.get<bool>();
   if (json.is_number_integer()) return json.get<int64_t>();
   if (json.is_number()) return json.get<double>();
   throw core::UsageError(flag + " " + text + ": a value must be a string, a number or a boolean");
-}
-
-// The JSON of a value, or the text itself as a string where it is not JSON (-Pexp.model=vgg16).
-nlohmann::json parsed(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    return text;
-  }
-}
-
-std::pair<std::string, std::string> assignment(const std::string& text, const std::string& flag) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw core::UsageError(flag + " takes name=value (DLBS's -Pexp.num_batches=100), got '" + text +
-                           "'");
-  }
-  return {engine_name(text.substr(0, eq)), text.substr(eq + 1)};
 }
 
 // A DLBS name the engine does not use (true: leave it out), or a misspelt one (an error).
@@ -70,7 +52,7 @@ bool unused_dlbs_name(const std::string& name, const std::string& flag,
 
 // DLBS's exp.gpus (a list, or a number) or exp.num_gpus as the engine's device, world_size
 // and launcher (bench::dlbs_gpus).
-bench::DlbsGpus gpu_choice(const std::string& name, const nlohmann::json& value,
+bench::DlbsGpus gpu_choice(const std::string& name, const nlohmann::ordered_json& value,
                            const std::string& text) {
   if (name == "exp.num_gpus") {
     if (!value.is_number_integer() || value.get<int64_t>() < 0) {
@@ -82,8 +64,8 @@ bench::DlbsGpus gpu_choice(const std::string& name, const nlohmann::json& value,
   return bench::dlbs_gpus(value.is_string() ? value.get<std::string>() : value.dump(), text);
 }
 
-void add_gpu_param(const std::string& name, const nlohmann::json& value, const std::string& text,
-                   bench::Overrides& overrides) {
+void add_gpu_param(const std::string& name, const nlohmann::ordered_json& value,
+                   const std::string& text, bench::Overrides& overrides) {
   const bench::DlbsGpus choice = gpu_choice(name, value, text);
   overrides.dlbs_params.emplace_back("device", choice.device);
   overrides.dlbs_params.emplace_back("world_size", choice.world_size);
@@ -91,7 +73,7 @@ void add_gpu_param(const std::string& name, const nlohmann::json& value, const s
 }
 
 // A variable over GPU lists: a variable over world_size when only the count of GPUs changes.
-void add_gpu_variable(const std::string& name, const nlohmann::json& values,
+void add_gpu_variable(const std::string& name, const nlohmann::ordered_json& values,
                       const std::string& text, bench::Overrides& overrides) {
   std::vector<bench::DlbsGpus> choices;
   for (const auto& v : values) choices.push_back(gpu_choice(name, v, text));
@@ -117,12 +99,27 @@ bool is_gpu_name(const std::string& name) {
 
 }  // namespace
 
+std::pair<std::string, nlohmann::ordered_json> dlbs_assignment(const std::string& text,
+                                                               const std::string& flag) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw core::UsageError(flag + " takes name=value (DLBS's -Pexp.num_batches=100), got '" + text +
+                           "'");
+  }
+  const std::string value = text.substr(eq + 1);
+  try {
+    return {text.substr(0, eq), nlohmann::ordered_json::parse(value)};
+  } catch (const nlohmann::ordered_json::exception&) {
+    return {text.substr(0, eq), value};  // -Pexp.model=vgg16: the text itself
+  }
+}
+
 void add_dlbs_overrides(const std::vector<std::string>& params,
                         const std::vector<std::string>& variables, bench::Overrides& overrides,
                         std::vector<std::string>& not_used) {
   for (const auto& text : params) {
-    const auto [name, value] = assignment(text, "-P");
-    const auto json = parsed(value);
+    const auto [written, json] = dlbs_assignment(text, "-P");
+    const std::string name = engine_name(written);
     if (is_gpu_name(name) && !json.is_array()) {
       add_gpu_param(name, json, text, overrides);
       continue;
@@ -137,10 +134,10 @@ void add_dlbs_overrides(const std::vector<std::string>& params,
     overrides.dlbs_params.emplace_back(name, value_of(json, text, "-P"));
   }
   for (const auto& text : variables) {
-    const auto [name, value] = assignment(text, "-V");
-    const auto json = parsed(value);
+    const auto [written, json] = dlbs_assignment(text, "-V");
+    const std::string name = engine_name(written);
     if (is_gpu_name(name)) {
-      add_gpu_variable(name, json.is_array() ? json : nlohmann::json::array({json}), text,
+      add_gpu_variable(name, json.is_array() ? json : nlohmann::ordered_json::array({json}), text,
                        overrides);
       continue;
     }

@@ -3,12 +3,19 @@
 // (exp.replica_batch) or the engine's (batch_size) and JSON values; docs/benchmarks.md.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/bench/sweep.hpp"
 
 namespace engine::cli {
+
+// "name=value" as DLBS's -P and -V give it: the name as written, the value as JSON or, where it
+// is not JSON, its text. A UsageError names the flag for text without '=' or without a name.
+std::pair<std::string, nlohmann::ordered_json> dlbs_assignment(const std::string& text,
+                                                               const std::string& flag);
 
 // The -P and -V assignments as overrides: names through DLBS's (exp.model is model), values
 // read as JSON ('"resnet50"', 16, true, [8, 16]) or, where they are not JSON, as the text.

@@ -306,8 +306,9 @@ $b"
     "${par[@]}" > par1.txt 2>&1 &
     p1=$!
     wait_for "$WORK/array/resume/*/ckpt-2.h5" $p1 par1.txt
+    kill -STOP $p1  # it holds its run, whatever the second one's pace
     expect 0 "is being written by process $p1" "starting one" -- "${par[@]}" --steps 2
-    kill -KILL $p1; wait $p1 2>/dev/null
+    kill -KILL $p1; kill -CONT $p1 2>/dev/null; wait $p1 2>/dev/null
     [ "$(ls "$WORK"/array/resume/*.h5 | wc -l)" = 2 ] || fail "the parallel job did not start its own run"
     # --run_name (a scheduler's job id): the same command under another name is another job
     named=("$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/named"
@@ -1000,6 +1001,13 @@ LUA
       -Vexp.model='["alexnet_owt"]' -Vexp.replica_batch=2 --out "$WORK/dlbs_json"
     [ "$("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv | grep -c ',ok,')" = 2 ] ||
       fail "not 2 ok points: $("$ENGINE" report "$WORK"/dlbs_json/bench/sweep/*.h5 --format csv)"
+    # a file of a log's name that the engine did not write is left as it is
+    mkdir -p "$WORK/kept/logs" && printf 'mine\n' > "$WORK/kept/logs/_alexnet_owt_inference_2.log"
+    expect 0 "_alexnet_owt_inference_2.log exists and is not the engine's DLBS log: left as it is" \
+      "DLBS log: $WORK/kept/logs/_alexnet_owt_training_2.log" -- \
+      env BENCH_ROOT="$WORK/kept" "$ENGINE" bench "$D/configs/sweep.json" \
+      -Vexp.model='["alexnet_owt"]' -Vexp.replica_batch=2 -Pexp.num_batches=2 --out "$WORK/dlbs_kept"
+    [ "$(cat "$WORK/kept/logs/_alexnet_owt_inference_2.log")" = mine ] || fail "a foreign log was replaced"
     # each point's DLBS log where exp.log_file says, as DLBS's log parser reads them
     for phase in inference training; do
       log="$WORK/logs/_alexnet_owt_${phase}_2.log"

@@ -190,11 +190,22 @@ void LuaModuleImpl::push_object(lua_State* L) const {
   }
 }
 
+namespace {
+
+// object.forward, looked up in a protected call: a class's __index may raise a Lua error, which
+// must not unwind through the C++ frames that ask (a layer error being raised)
+int push_forward(lua_State* L) {
+  lua_getfield(L, 1, "forward");
+  return 1;
+}
+
+}  // namespace
+
 std::string LuaModuleImpl::forward_location() const {
   StackGuard guard(L_);
+  lua_pushcfunction(L_, push_forward);
   push_object(L_);
-  lua_getfield(L_, -1, "forward");
-  if (!lua_isfunction(L_, -1)) return {};
+  if (lua_pcall(L_, 1, 1, 0) != 0 || !lua_isfunction(L_, -1)) return {};
   lua_Debug ar{};
   lua_getinfo(L_, ">S", &ar);
   if (ar.linedefined <= 0) return {};
