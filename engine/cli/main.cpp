@@ -14,6 +14,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/log.hpp"
 #include "engine/core/memory.hpp"
+#include "engine/distributed/group_watch.hpp"
 #include "engine/io/hdf5.hpp"
 
 namespace {
@@ -62,6 +63,8 @@ int dispatch(const std::string& command, const std::vector<std::string>& args) {
   if (command == "bench") return engine::cli::bench_command(args);
   if (command == "report") return engine::cli::report_command(args);
   if (command == "search") return engine::cli::search_command(args);
+  // the launcher's own helper (docs/distributed.md, "Failures"), not for users
+  if (command == "__watch_group") return engine::distributed::watch_group_main(args);
   throw engine::core::UsageError(
       "unknown command '" + command +
       "' (commands: train, eval, predict, bench, search, report, run, models, info; see engine "

@@ -263,28 +263,33 @@ void Group::fail(const std::string& operation, const std::exception& cause) cons
 // The ranks whose heartbeat stopped, or rank 0 when its store no longer answers.
 std::string Group::who_is_gone() const {
   const std::string gone =
-      "died, was killed, or stopped on an error of its own (which its output shows)";
-  if (!heartbeat_) return "another rank " + gone + ", or cannot be reached";
-  std::vector<int> silent;
-  try {
-    silent = heartbeat_->silent_ranks(*store_);
-  } catch (const std::exception&) {
+      "died, was killed or stopped, ended on an error of its own (which its output shows), or "
+      "the network between it and this machine is down";
+  if (!heartbeat_) return "another rank " + gone;
+  const Heartbeat::Watched watched = heartbeat_->watch_others(store_);
+  if (watched.store != Heartbeat::Watched::Store::kAnswered) {
     if (world_.rank == 0) {  // its own store: this machine's network is what went
       return "this rank cannot reach its own rendezvous store at " + world_.master_addr +
              ": this machine's network address or interface went away";
     }
-    return "rank 0, which serves the rendezvous store, cannot be reached: it " + gone +
-           ", or its machine cannot be reached";
+    const std::string where = world_.master_addr + ":" + std::to_string(world_.master_port);
+    if (watched.store == Heartbeat::Watched::Store::kSilent) {
+      return "rank 0, which serves the rendezvous store at " + where + ", did not answer within " +
+             std::to_string(Heartbeat::kWatchSeconds) +
+             " s: it is stopped or stuck, or the network between it and this machine is down";
+    }
+    return "rank 0, which serves the rendezvous store at " + where + ", cannot be reached: it " +
+           gone;
   }
-  if (silent.empty()) {
+  if (watched.silent.empty()) {
     return "every rank is still running, so one of them did not come to this operation within " +
            seconds_text(world_.timeout) +
            " (--dist_timeout): do all ranks run the same steps and collectives?";
   }
   std::string names;
-  for (int r : silent) names += (names.empty() ? "" : ", ") + std::to_string(r);
-  return (silent.size() == 1 ? "rank " : "ranks ") + names +
-         " stopped answering: " + (silent.size() == 1 ? "it " : "each ") + gone;
+  for (int r : watched.silent) names += (names.empty() ? "" : ", ") + std::to_string(r);
+  return (watched.silent.size() == 1 ? "rank " : "ranks ") + names +
+         " stopped answering: " + (watched.silent.size() == 1 ? "it " : "each ") + gone;
 }
 
 template <typename Fn>

@@ -1,7 +1,9 @@
 // Each rank's sign of life in the rendezvous store: a counter it bumps every second from a
-// thread of its own, over a connection of its own. When a collective fails, the survivors
-// look at whose counter stopped and name those ranks, so a message names the dead rank under
-// any scheduler (torchrun, Slurm, Kubernetes), not only under the engine's own launcher.
+// thread of its own, over a connection of its own, beside its host ("m2 192.168.5.2") and, when
+// it stops beating on purpose (the rank ends, normally or on an error), a mark that it is done.
+// When a collective fails, the survivors look at whose counter stopped and name those ranks, so
+// a message names the dead rank under any scheduler (torchrun, Slurm, Kubernetes); each
+// machine's launcher watches the counters too (GroupWatch) and ends its ranks when one stops.
 #pragma once
 
 #include <c10/util/intrusive_ptr.h>
@@ -35,18 +37,29 @@ class Heartbeat {
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
 
-  // Watches every other rank's counter for a few intervals, through `store` (not the beating
-  // connection); returns the ranks whose counter did not move. Throws when the store cannot
-  // be reached (rank 0, which serves it, is gone).
-  std::vector<int> silent_ranks(c10d::Store& store) const;
+  // What watching the other ranks' counters for a few intervals found.
+  struct Watched {
+    enum class Store { kAnswered, kFailed, kSilent };
+    Store store = Store::kAnswered;  // kFailed: an error (gone); kSilent: no answer in time
+    std::vector<int> silent;         // ranks whose counter did not move (when answered)
+  };
+  // Watches through `store` (not the beating connection), from a thread of its own: a store
+  // that does not answer (rank 0 stopped, or the network to it down) is given up on after the
+  // watch plus a short grace instead of blocking for the store's whole timeout. Takes about
+  // kWatchSeconds.
+  Watched watch_others(c10::intrusive_ptr<c10d::Store> store) const;
+  static constexpr int kWatchSeconds = 5;
 
   static std::string key(int rank);
+  static std::string host_key(int rank);
+  static std::string done_key(int rank);
 
  private:
   // What the beating thread uses: shared with it, so that it may outlive this object.
   struct Beating {
     c10::intrusive_ptr<c10d::Store> store;
     std::string key;
+    std::string done_key;
     std::mutex mutex;
     std::condition_variable wake;
     bool stopping = false;

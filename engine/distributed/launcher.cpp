@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/interrupt.hpp"
 #include "engine/distributed/distributed_error.hpp"
+#include "engine/distributed/group_watch.hpp"
 
 namespace engine::distributed {
 namespace {
@@ -117,14 +119,92 @@ void pass_output(std::vector<Worker>& workers) {
   }
 }
 
+// A process's state letter from /proc ('T': stopped by a signal, 't': by a debugger).
+char process_state(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+  return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+}
+
+// What the launcher says of a silence, and which of its own workers, if any, is the silent one.
+std::string describe_silence(const Silence& silence, const LaunchOptions& options,
+                             std::vector<Worker>& workers, Worker** silent_here) {
+  *silent_here = nullptr;
+  for (auto& w : workers) {
+    if (w.rank == silence.rank && !w.end) *silent_here = &w;
+  }
+  const std::string seconds = std::to_string(silence.silent_for.count()) + " s";
+  std::string who = "rank " + std::to_string(silence.rank);
+  bool stopped = false;
+  if (*silent_here) {
+    const int pid = (*silent_here)->process->pid();
+    const char state = process_state(pid);
+    stopped = state == 'T' || state == 't';
+    who += " (pid " + std::to_string(pid) + ", on this machine)";
+  } else if (!silence.host.empty()) {
+    who += " (on " + silence.host + ")";
+  }
+  std::string what = " sent no heartbeat for " + seconds;
+  if (silence.store) {
+    what = ", which serves the rendezvous store at " + options.master_addr + ":" +
+           std::to_string(options.master_port) + ", " +
+           (silence.error.empty()
+                ? "answered nothing for " + seconds
+                : "could not be reached for " + seconds + " (" + silence.error + ")");
+  }
+  if (*silent_here) {
+    return who + what +
+           (stopped ? ": it was stopped (SIGSTOP, or a debugger)"
+                    : ": it was stuck (deadlocked, or waiting in a call that never returned)") +
+           ", and the launcher killed it";
+  }
+  return who + what +
+         ": it is stopped or stuck, or the network between it and this machine is down "
+         "(--dist_timeout " +
+         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count()) +
+         " s)";
+}
+
+World watched_world(const LaunchOptions& options) {
+  World world;
+  world.size = options.nproc * options.nnodes;
+  world.master_addr = options.master_addr;
+  world.master_port = options.master_port;
+  world.timeout = options.timeout;
+  return world;
+}
+
+// Looks for a silence once one was not already found: the silent worker of this machine, if
+// it is one, is killed at once (it answers no signal but SIGKILL); the others have the grace.
+void watch_for_silence(GroupWatch& watch, const LaunchOptions& options,
+                       std::vector<Worker>& workers, std::optional<std::string>& found,
+                       std::optional<std::chrono::steady_clock::time_point>& kill_at) {
+  if (found) return;
+  const auto silence = watch.silence();
+  if (!silence) return;
+  Worker* silent_here = nullptr;
+  found = describe_silence(*silence, options, workers, &silent_here);
+  if (silent_here) {
+    silent_here->killed_here = true;
+    silent_here->process->signal(SIGKILL);
+  }
+  const auto grace = std::chrono::steady_clock::now() + kKillGrace;
+  if (!kill_at || *kill_at > grace) kill_at = grace;
+}
+
 GroupResult run_group(const LaunchOptions& options, const std::vector<std::string>& arguments) {
   std::vector<Worker> workers = start_workers(options, arguments);
+  GroupWatch watch(watched_world(options));
+  std::optional<std::string> silence;  // what the watch found, when it found a silence
   GroupResult result;
   std::optional<std::chrono::steady_clock::time_point> kill_at;
   int forwarded = core::interrupt_count();
   std::optional<size_t> first_failed;
   for (;;) {
     pass_output(workers);
+    watch_for_silence(watch, options, workers, silence, kill_at);
     if (core::interrupt_count() != forwarded) {  // Ctrl-C or SIGTERM: each worker saves and stops
       forwarded = core::interrupt_count();
       result.interrupted = true;
@@ -156,7 +236,12 @@ GroupResult run_group(const LaunchOptions& options, const std::vector<std::strin
       }
     }
   }
-  if (first_failed) {
+  const bool own_cause = first_failed && !workers[*first_failed].killed_here &&
+                         !lost_contact(*workers[*first_failed].end);
+  if (silence && first_failed && !own_cause) {  // a hang somewhere: the cause, wherever it is
+    result.exit_code = kDistributedErrorCode;
+    result.failure = *silence;
+  } else if (first_failed) {
     const auto& w = workers[*first_failed];
     const std::string who =
         "rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.process->pid()) + ")";

@@ -1122,18 +1122,20 @@ LUA
     [ "$rc" = 137 ] || fail "exit code $rc after rank 1 was killed, expected 137: $(cat out.txt)"
     grep -qF "rank 1 (pid $victim) was killed by SIGKILL" out.txt || fail "the dead rank is not named: $(cat out.txt)"
     [ $((SECONDS - start)) -le 30 ] || fail "the group took $((SECONDS - start)) s to stop"
-    # a frozen rank (SIGSTOP): rank 0 times out, and the launcher, which kills rank 1 itself,
-    # says so instead of reporting an outside SIGKILL
+    # a frozen rank (SIGSTOP): the launcher sees its heartbeat stand still for --dist_timeout,
+    # kills it and says so, instead of reporting an outside SIGKILL
     run2 --set delay=0.1 --out "$WORK/frozen" --dist_timeout 5 >frozen.txt 2>&1 &
     launcher=$!
     wait_for "$WORK/frozen/resume/*/ckpt-*[0-9].h5" $launcher frozen.txt
     victim=$(worker_pid $launcher 1)
     [ -n "$victim" ] || fail "no rank 1 worker under launcher $launcher"
     kill -STOP "$victim"
+    start=$SECONDS
     wait $launcher; rc=$?
     [ "$rc" = 8 ] || fail "exit code $rc after rank 1 froze, expected 8: $(cat frozen.txt)"
-    grep -qF "rank 1 (pid $victim) was still running 10 s after another rank failed, and the launcher killed it" \
+    grep -qF "rank 1 (pid $victim, on this machine) sent no heartbeat for 5 s: it was stopped (SIGSTOP, or a debugger), and the launcher killed it" \
       frozen.txt || fail "the frozen rank is not named as such: $(cat frozen.txt)"
+    [ $((SECONDS - start)) -le 15 ] || fail "the frozen group took $((SECONDS - start)) s to end (--dist_timeout 5)"
     ! grep -qF "was killed by SIGKILL" frozen.txt || fail "the launcher's own kill read as an outside one: $(cat frozen.txt)"
     # started as torchrun or srun start them (no launcher): rank 0 names rank 1 from its heartbeat
     port=$(test_port)
@@ -1292,23 +1294,75 @@ LUA
     kubeflow=$(ls "$WORK"/kubeflow/tiny/*.h5)
     h5dump -a /world_size "$kubeflow" | grep -q '(0): 4' || fail "the Kubeflow pods' world is not 4"
     close "$one" "$kubeflow" /metrics/train/loss 1e-4
-    # the second machine vanishes from the network mid-run: rank 0 stops with exit 8 in time
+    # hangs and a cut on either machine, each machine with a launcher of its own (--nproc 1
+    # --nnodes 2, as torchrun on two nodes): every launcher watches the group's heartbeats and
+    # both machines end with exit 8 within --dist_timeout (10) + 10 s, naming the silent rank
+    launchers() {  # NAME: starts both; L0 and L1 are their pids
+      local port; port=$(test_port)
+      local run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/$1"
+        --threads 1 --dist_timeout 10 --nproc 1 --nnodes 2 --master_addr $net.1 --master_port $port)
+      ip netns exec $a "$ENGINE" "${run[@]}" --node_rank 0 >"$1-0.txt" 2>&1 &
+      L0=$!
+      ip netns exec $b "$ENGINE" "${run[@]}" --node_rank 1 >"$1-1.txt" 2>&1 &
+      L1=$!
+      wait_for "$WORK/$1/resume/*/ckpt-*[0-9].h5" $L0 "$1-0.txt"
+    }
+    both_end() {  # NAME: both launchers end with exit 8 in time
+      local start=$SECONDS rc0 rc1
+      wait $L0; rc0=$?
+      wait $L1; rc1=$?
+      took=$((SECONDS - start))
+      [ "$rc0" = 8 ] && [ "$rc1" = 8 ] ||
+        fail "$1: the machines' launchers ended with $rc0 and $rc1, not 8: $(cat "$1-0.txt" "$1-1.txt")"
+      [ "$took" -le 25 ] || fail "$1: the machines took $took s to end (--dist_timeout 10)"
+      echo "$1: both machines ended in $took s"
+    }
+    # rank 1 stopped on machine 1: its own launcher kills it, machine 0's names it and its host
+    launchers stop1
+    victim=$(worker_pid $L1 1)
+    [ -n "$victim" ] || fail "no rank 1 worker under machine 1's launcher"
+    kill -STOP "$victim"
+    both_end stop1
+    grep -qE "rank 1 \(pid $victim, on this machine\) sent no heartbeat for 1[0-9] s: it was stopped \(SIGSTOP, or a debugger\), and the launcher killed it" \
+      stop1-1.txt || fail "machine 1's launcher did not name its stopped rank: $(cat stop1-1.txt)"
+    grep -qE "rank 1 (\(on [^)]*$net.2\) sent no heartbeat for 1[0-9] s: it is stopped or stuck, or the network|stopped answering)" \
+      stop1-0.txt || fail "machine 0 did not name rank 1: $(cat stop1-0.txt)"
+    # rank 0 stopped on machine 0: its store answers nothing; each machine says so
+    launchers stop0
+    victim=$(worker_pid $L0 0)
+    [ -n "$victim" ] || fail "no rank 0 worker under machine 0's launcher"
+    kill -STOP "$victim"
+    both_end stop0
+    grep -qE "rank 0 \(pid $victim, on this machine\), which serves the rendezvous store at $net.1:[0-9]+, answered nothing for 1[0-9] s: it was stopped" \
+      stop0-0.txt || fail "machine 0's launcher did not name its stopped rank: $(cat stop0-0.txt)"
+    grep -qE "rank 0( \(on [^)]*$net.1\))?, which serves the rendezvous store at $net.1:" stop0-1.txt ||
+      fail "machine 1 did not name rank 0: $(cat stop0-1.txt)"
+    # rank 0 stopped with no launcher (started as a scheduler starts ranks): rank 1 gives up on
+    # its store a few seconds after the collective's timeout, not a second timeout later
     port=$(test_port)
-    run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/cut" --threads 1 --dist_timeout 10)
-    ip netns exec $a env RANK=0 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >cut-0.txt 2>&1 &
+    run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --set delay=0.1 --out "$WORK/hang0" --threads 1 --dist_timeout 10)
+    ip netns exec $a env RANK=0 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >hang0-0.txt 2>&1 &
     p0=$!
-    ip netns exec $b env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >cut-1.txt 2>&1 &
+    ip netns exec $b env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" >hang0-1.txt 2>&1 &
     p1=$!
-    wait_for "$WORK/cut/resume/*/ckpt-*[0-9].h5" $p0 cut-0.txt
-    ip -n $b link set eth0 down  # machine 1 drops off the network; machine 0 keeps its address
+    wait_for "$WORK/hang0/resume/*/ckpt-*[0-9].h5" $p0 hang0-0.txt
+    kill -STOP $p0
     start=$SECONDS
-    wait $p0; rc=$?
+    wait $p1; rc=$?
     took=$((SECONDS - start))
-    kill -9 $p1 2>/dev/null; wait $p1 2>/dev/null
-    [ "$rc" = 8 ] || fail "rank 0 ended with $rc, not 8, when rank 1's machine vanished: $(cat cut-0.txt)"
-    [ "$took" -le 40 ] || fail "rank 0 took $took s to stop (--dist_timeout 10)"
+    kill -9 $p0; wait $p0 2>/dev/null
+    [ "$rc" = 8 ] || fail "rank 1 ended with $rc, not 8, when rank 0 stopped: $(cat hang0-1.txt)"
+    [ "$took" -le 20 ] || fail "rank 1 took $took s to end when rank 0 stopped (--dist_timeout 10)"
+    grep -qF "rank 0, which serves the rendezvous store at $net.1:$port, did not answer within 5 s: it is stopped or stuck, or the network between it and this machine is down" \
+      hang0-1.txt || fail "rank 1 did not say that rank 0 does not answer: $(cat hang0-1.txt)"
+    echo "hang0: rank 1 ended in $took s"
+    # the second machine vanishes from the network mid-run (machine 0 keeps its address)
+    launchers cut
+    ip -n $b link set eth0 down
+    both_end cut
     grep -qF "rank 1 stopped answering" cut-0.txt || fail "rank 0 did not name rank 1: $(cat cut-0.txt)"
-    echo "the cut was noticed in $took s"
+    grep -qF "the network between it and this machine is down" cut-0.txt ||
+      fail "rank 0 did not name the network as a cause: $(cat cut-0.txt)"
     ;;
   search)
     # searches over a synthetic objective: validation.loss = (x - 0.5)^2 + (net.depth - 2)^2 / 10
