@@ -235,6 +235,34 @@ std::optional<int> launch_if_asked(const cxxopts::ParseResult& flags, const std:
   return code;
 }
 
+std::string resume_launch(const std::vector<std::string>& args, const distributed::World& world) {
+  if (!world.distributed()) return "";
+  std::string words;
+  bool node_rank = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    for (const char* name : {"--nproc", "--nnodes", "--node_rank", "--master_addr", "--master_port",
+                             "--dist_timeout", "--max_restarts"}) {
+      const std::string flag = name;
+      if (args[i] == flag && i + 1 < args.size()) {
+        words += " " + flag + " " + args[i + 1];
+      } else if (args[i].rfind(flag + "=", 0) == 0) {
+        words += " " + args[i];
+      } else {
+        continue;
+      }
+      node_rank = node_rank || flag == "--node_rank";
+    }
+  }
+  if (!world.launched) {
+    return words + " (on every rank, started as this job's ranks were: " + world.source + ")";
+  }
+  if (environment("PET_NPROC_PER_NODE") || environment("PET_NNODES")) {
+    return words + " (in every pod, with its PET_* variables as now)";
+  }
+  if (node_rank) words += " (on the other machines, with their own --node_rank)";
+  return words;
+}
+
 distributed::World world_of(const cxxopts::ParseResult& flags) {
   distributed::World world =
       distributed::world_from_environment(distributed::process_environment());

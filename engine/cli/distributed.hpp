@@ -31,6 +31,11 @@ distributed::World world_of(const cxxopts::ParseResult& flags);
 // chose. Returns the count, which the run file records.
 int apply_threads(int requested, const distributed::World& world);
 
+// What a resume hint adds to start this world again: the launch flags as given on the command
+// line (" --nproc 2 --nnodes 2 --node_rank 0 ..."), and where the other processes come from
+// when this command does not start them all (" (on every rank, ...)"); "" for one process.
+std::string resume_launch(const std::vector<std::string>& args, const distributed::World& world);
+
 // Rank 0 of a launched group tells its launcher the run file it writes (for restarts).
 void tell_launcher_run_file(const std::string& path);
 

@@ -69,14 +69,15 @@ std::string shell_word(const std::string& word) {
 // included) and the seed; the thread count, the device and the GPU backends' settings given
 // are what else a bit-identical continuation needs.
 std::string resume_command(const run::RunRequest& request, const std::string& run_file) {
+  const int threads = request.resume_threads > 0 ? request.resume_threads : request.threads;
   std::string command = "engine train " + shell_word(request.script) + " --resume " +
-                        shell_word(run_file) + " --threads " + std::to_string(request.threads);
+                        shell_word(run_file) + " --threads " + std::to_string(threads);
   if (request.device != "cpu") command += " --device " + shell_word(request.device);
   if (!request.device_settings.cudnn_benchmark) command += " --cudnn_benchmark false";
   if (request.device_settings.tf32) {
     command += std::string(" --tf32 ") + (*request.device_settings.tf32 ? "true" : "false");
   }
-  return command;
+  return command + request.resume_launch;
 }
 
 // runs/<name>/<run>.h5 -> runs/<name>/<run>/
@@ -181,6 +182,8 @@ std::unique_ptr<distributed::Group> join_group(const distributed::World& world,
   // cuda: this machine's GPU LOCAL_RANK, which the group may have found only now
   request.device = group->device().str();
   request.threads = apply_threads(requested_threads, group->world());
+  // a launcher's workers each took their share of its --threads: the hint gives the whole
+  if (world.launched) request.resume_threads = request.threads * group->world().local_size;
   return group;
 }
 
@@ -284,6 +287,7 @@ int train_command(const std::vector<std::string>& args) {
   const distributed::World world = world_of(*flags);
   const bool leader = world.rank == 0;  // rank 0 prints and writes; the others stay quiet
   auto request = train_request(*flags, args);
+  request.resume_launch = resume_launch(args, world);
   if (!leader && !flags->count("verbose")) core::log::set_level(core::log::Level::warn);
   const auto group = join_group(world, request, (*flags)["threads"].as<int>());
   run::RunContext context(std::move(request), run::CheckpointUse::kResume, group.get());

@@ -1,5 +1,8 @@
 #include "engine/distributed/group.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <csignal>
 
 // c10d's Gloo header includes Gloo's own, which Debian's libgloo-dev installs. PyTorch's Python
@@ -86,6 +89,40 @@ c10::intrusive_ptr<Group> process_group(c10::intrusive_ptr<Backend> backend,
   }
 }
 
+// Why `host` does not resolve to an address ("Name or service not known"); "" when it does.
+std::string resolution_error(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int code = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found) freeaddrinfo(found);
+  return code == 0 ? "" : gai_strerror(code);
+}
+
+// A MASTER_ADDR that does not resolve is said as such, not as a port another job holds or a
+// store that cannot be reached. In a cluster a name may resolve only once its pod or node runs
+// (a Kubernetes service, a job's first node), so it is tried again until the timeout.
+void wait_until_resolvable(const World& world) {
+  const auto deadline = std::chrono::steady_clock::now() + world.timeout;
+  for (bool said = false;; said = true) {
+    const std::string cause = resolution_error(world.master_addr);
+    if (cause.empty()) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw DistributedError("rank " + std::to_string(world.rank) + ": MASTER_ADDR '" +
+                             world.master_addr + "' does not resolve to an address (" + cause +
+                             ") within " + seconds_text(world.timeout) +
+                             ": check MASTER_ADDR / --master_addr, a host name or address that "
+                             "every machine of the job resolves to rank 0's machine");
+    }
+    if (!said) {
+      core::log::warn("rank {}: MASTER_ADDR '{}' does not resolve ({}); trying again for up to {}",
+                      world.rank, world.master_addr, cause, seconds_text(world.timeout));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 }  // namespace
 
 Group::Group(World world, torch::Device device) : world_(std::move(world)), device_(device) {
@@ -93,6 +130,7 @@ Group::Group(World world, torch::Device device) : world_(std::move(world)), devi
   // as that rank gone, not SIGPIPE killing this rank first (which then read as the one that
   // failed). Python, and so PyTorch's ranks, ignore SIGPIPE from the start.
   std::signal(SIGPIPE, SIG_IGN);
+  wait_until_resolvable(world_);
   store_ = open_store(world_.rank == 0);
   join();
   try {

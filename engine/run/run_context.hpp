@@ -43,6 +43,10 @@ struct RunRequest {
   // --budget: the length the whole run is planned for (hp.budget), in the unit of --epochs or
   // --steps, when those train a stage of it (a search trial's rung: hp.rung)
   std::optional<int64_t> budget;
+  // What the resume hint adds to start the same world again (cli::resume_launch), and the
+  // --threads it gives: a launcher's, which divides them among its workers (0: `threads`).
+  std::string resume_launch;
+  int resume_threads = 0;
 };
 
 // What the checkpoint is for: the trainer's whole state (engine train --resume), or the

@@ -1175,12 +1175,13 @@ LUA
     wait_for "$WORK/ctrlc/resume/*/ckpt-*[0-9].h5" $launcher out.txt
     kill -INT $launcher; wait $launcher; rc=$?
     [ "$rc" = 130 ] || fail "exit code $rc after SIGINT, expected 130: $(cat out.txt)"
-    grep -qF "resume with: engine train" out.txt || fail "no resume hint: $(cat out.txt)"
     ! grep -qF "[rank 1] error" out.txt || fail "rank 1 reported an error on Ctrl-C: $(cat out.txt)"
     run=$(ls "$WORK"/ctrlc/resume/*.h5)
     h5dump -a /status "$run" | grep -q '"interrupted"' || fail "status is not interrupted"
-    expect 0 "finished 21 steps" -- "$ENGINE" train "$FIX/resume_train.lua" --resume "$run" \
-      --set delay=0 --nproc 2 --threads 2
+    # the hint carries the launch: the launcher's threads and --nproc (it left them out before)
+    hint="engine train $FIX/resume_train.lua --resume $run --threads 2 --nproc 2"
+    grep -qxF "resume with: $hint" out.txt || fail "the resume hint is not '$hint': $(cat out.txt)"
+    expect 0 "finished 21 steps" -- "$ENGINE" ${hint#engine } --set delay=0
     h5dump -a /status "$run" | grep -q '"completed"' ||
       fail "the resumed group did not continue the run file $run: $(h5dump -A "$run" | head -40)"
     for t in 1.weight 4.bias; do
@@ -1215,9 +1216,17 @@ LUA
     expect 2 ":batch(16) does not divide among 3 processes" -- "$ENGINE" "${args[@]}" --nproc 3
     expect 2 "RANK='x'" -- env RANK=x WORLD_SIZE=2 "$ENGINE" "${args[@]}"
     expect 2 "leave --nproc out" -- env RANK=0 WORLD_SIZE=2 "$ENGINE" "${args[@]}" --nproc 2
-    expect 8 "cannot reach rank 0's rendezvous store at no-such-host.invalid:" -- \
-      env RANK=1 WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid MASTER_PORT=$(test_port) \
-      "$ENGINE" "${args[@]}" --dist_timeout 5
+    # a MASTER_ADDR that does not resolve is said so on every rank (rank 0 said "another job may
+    # hold the port", the others that the store cannot be reached)
+    for r in 0 1; do
+      expect 8 "rank $r: MASTER_ADDR 'no-such-host.invalid' does not resolve to an address" -- \
+        env RANK=$r WORLD_SIZE=2 MASTER_ADDR=no-such-host.invalid MASTER_PORT=$(test_port) \
+        "$ENGINE" "${args[@]}" --dist_timeout 2
+    done
+    # a name that resolves but where nothing listens: the store cannot be reached
+    expect 8 "cannot reach rank 0's rendezvous store at 127.0.0.1:" -- \
+      env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(test_port) \
+      "$ENGINE" "${args[@]}" --dist_timeout 2
     # ranks that disagree about the world's size both stop at once
     port=$(test_port)
     env RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ENGINE" "${args[@]}" --dist_timeout 30 >rank0.txt 2>&1 &
