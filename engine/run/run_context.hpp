@@ -16,6 +16,7 @@
 #include "engine/core/errors.hpp"
 #include "engine/core/run_lock.hpp"
 #include "engine/distributed/group.hpp"
+#include "engine/distributed/shared_file.hpp"
 #include "engine/io/run_writer.hpp"
 #include "engine/lua/session.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -99,7 +100,8 @@ class RunContext {
 
   RunRequest request_;
   CheckpointUse use_;
-  std::string checkpoint_;
+  std::string checkpoint_;  // where this process reads it: rank 0's path, or a copy of it
+  distributed::LocalCopy local_checkpoint_;  // rank 0's checkpoint, when this machine lacks it
   train::CheckpointInfo info_;
   uint64_t seed_ = 0;
   std::unique_ptr<lua::Session> session_;     // outlives the script

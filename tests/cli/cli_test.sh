@@ -1303,6 +1303,32 @@ LUA
     kubeflow=$(ls "$WORK"/kubeflow/tiny/*.h5)
     h5dump -a /world_size "$kubeflow" | grep -q '(0): 4' || fail "the Kubeflow pods' world is not 4"
     close "$one" "$kubeflow" /metrics/train/loss 1e-4
+    # node-local disks: machine 1 sees its own empty disk at --out (a tmpfs in a mount namespace
+    # of its own); a job restarted with --resume auto goes on because rank 0 sends its
+    # checkpoint over the group (before: "no such file" on rank 1)
+    "$ENGINE" train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/straight" --nproc 2 \
+      --threads 2 -q >/dev/null 2>&1 || fail "the straight 2-process resume_train run failed"
+    mkdir -p "$WORK/local"
+    local_ranks() {  # NAME FLAGS...: rank 0 on machine 0's disk, rank 1 on its own empty one
+      local name=$1 port; shift; port=$(test_port)
+      local run=(train "$FIX/resume_train.lua" --set root="$WORK/tiny" --out "$WORK/local" --threads 1
+        --dist_timeout 30 --resume auto "$@")
+      ip netns exec $a env RANK=0 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" \
+        >"$name-0.txt" 2>&1 &
+      local p0=$!
+      ip netns exec $b unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs "$0" && exec "$@"' \
+        "$WORK/local" env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$net.1 MASTER_PORT=$port "$ENGINE" "${run[@]}" -v \
+        >"$name-1.txt" 2>&1 || fail "$name: rank 1 failed: $(cat "$name-1.txt")"
+      wait $p0 || fail "$name: rank 0 failed: $(cat "$name-0.txt")"
+    }
+    local_ranks local_first --steps 10
+    local_ranks local_again --steps 21
+    grep -qF "resuming 'resume' from $WORK/local/resume/" local_again-0.txt ||
+      fail "the restarted job did not resume: $(cat local_again-0.txt)"
+    grep -qF "is not on this machine; rank 0 sent it" local_again-1.txt ||
+      fail "rank 1 did not take rank 0's checkpoint: $(cat local_again-1.txt)"
+    [ "$(ls "$WORK"/local/resume/*.h5 | wc -l)" = 1 ] || fail "the restart did not continue the run: $(ls "$WORK"/local/resume)"
+    close "$(ls "$WORK"/straight/resume/*.h5)" "$(ls "$WORK"/local/resume/*.h5)" /metrics/train/loss 1e-4
     # hangs and a cut on either machine, each machine with a launcher of its own (--nproc 1
     # --nnodes 2, as torchrun on two nodes): every launcher watches the group's heartbeats and
     # both machines end with exit 8 within --dist_timeout (10) + 10 s, naming the silent rank
