@@ -1290,19 +1290,25 @@ LUA
       SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NNODES=2 SLURM_STEP_ID=0
     # Kubeflow with nprocPerNode: "2" (training-operator 1.9 sets torchrun's PET_* and its own
     # RANK / WORLD_SIZE): each machine a pod that starts its 2 workers, 4 in all (issue 61)
-    port=$(test_port)
-    kp=()
-    for m in 0 1; do
-      ns=$a; [ "$m" = 1 ] && ns=$b
-      ip netns exec $ns env PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=$m PET_MASTER_ADDR=$net.1 \
-        PET_MASTER_PORT=$port RANK=$m WORLD_SIZE=4 "$ENGINE" train "$FIX/tiny_train.lua" \
-        --set root="$WORK/tiny" --out "$WORK/kubeflow" --threads 2 --dist_timeout 60 >"kubeflow-$m.txt" 2>&1 &
-      kp[$m]=$!
-    done
-    for m in 0 1; do wait "${kp[$m]}" || fail "Kubeflow pod $m failed: $(cat kubeflow-$m.txt)"; done
-    kubeflow=$(ls "$WORK"/kubeflow/tiny/*.h5)
-    h5dump -a /world_size "$kubeflow" | grep -q '(0): 4' || fail "the Kubeflow pods' world is not 4"
-    close "$one" "$kubeflow" /metrics/train/loss 1e-4
+    # then as Kubeflow Trainer v2 sets them: PET_* only; stray LOCAL_RANK / LOCAL_WORLD_SIZE /
+    # GROUP_RANK in the pod (an image's or a wrapper's) are not the workers' and change nothing
+    pods() {  # NAME VARIABLES...: one pod in each namespace
+      local name=$1 port m ns; shift; port=$(test_port)
+      local kp=()
+      for m in 0 1; do
+        ns=$a; [ "$m" = 1 ] && ns=$b
+        ip netns exec $ns env PET_NNODES=2 PET_NPROC_PER_NODE=2 PET_NODE_RANK=$m PET_MASTER_ADDR=$net.1 \
+          PET_MASTER_PORT=$port "${@//@M@/$m}" "$ENGINE" train "$FIX/tiny_train.lua" \
+          --set root="$WORK/tiny" --out "$WORK/$name" --threads 2 --dist_timeout 60 >"$name-$m.txt" 2>&1 &
+        kp[$m]=$!
+      done
+      for m in 0 1; do wait "${kp[$m]}" || fail "$name: pod $m failed: $(cat "$name-$m.txt")"; done
+      local file; file=$(ls "$WORK"/$name/tiny/*.h5)
+      h5dump -a /world_size "$file" | grep -q '(0): 4' || fail "$name: the pods' world is not 4"
+      close "$one" "$file" /metrics/train/loss 1e-4
+    }
+    pods kubeflow RANK=@M@ WORLD_SIZE=4
+    pods trainer LOCAL_RANK=1 LOCAL_WORLD_SIZE=4 GROUP_RANK=@M@
     # node-local disks: machine 1 sees its own empty disk at --out (a tmpfs in a mount namespace
     # of its own); a job restarted with --resume auto goes on because rank 0 sends its
     # checkpoint over the group (before: "no such file" on rank 1)
