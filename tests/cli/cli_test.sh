@@ -1358,22 +1358,23 @@ LUA
       [ "$took" -le 25 ] || fail "$1: the machines took $took s to end (--dist_timeout 10)"
       echo "$1: both machines ended in $took s"
     }
+    stop_rank() {  # NAME RANK: both machines started, the worker of RANK (on machine RANK) stopped
+      launchers "$1"
+      local launcher=$L0
+      [ "$2" = 1 ] && launcher=$L1
+      victim=$(worker_pid $launcher "$2")
+      [ -n "$victim" ] || fail "$1: no rank $2 worker under machine $2's launcher"
+      kill -STOP "$victim"
+      both_end "$1"
+    }
     # rank 1 stopped on machine 1: its own launcher kills it, machine 0's names it and its host
-    launchers stop1
-    victim=$(worker_pid $L1 1)
-    [ -n "$victim" ] || fail "no rank 1 worker under machine 1's launcher"
-    kill -STOP "$victim"
-    both_end stop1
+    stop_rank stop1 1
     grep -qE "rank 1 \(pid $victim, on this machine\) sent no heartbeat for 1[0-9] s: it was stopped \(SIGSTOP, or a debugger\), and the launcher killed it" \
       stop1-1.txt || fail "machine 1's launcher did not name its stopped rank: $(cat stop1-1.txt)"
     grep -qE "rank 1 (\(on [^)]*$net.2\) sent no heartbeat for 1[0-9] s: it is stopped or stuck, or the network|stopped answering)" \
       stop1-0.txt || fail "machine 0 did not name rank 1: $(cat stop1-0.txt)"
     # rank 0 stopped on machine 0: its store answers nothing; each machine says so
-    launchers stop0
-    victim=$(worker_pid $L0 0)
-    [ -n "$victim" ] || fail "no rank 0 worker under machine 0's launcher"
-    kill -STOP "$victim"
-    both_end stop0
+    stop_rank stop0 0
     grep -qE "rank 0 \(pid $victim, on this machine\), which serves the rendezvous store at $net.1:[0-9]+, answered nothing for 1[0-9] s: it was stopped" \
       stop0-0.txt || fail "machine 0's launcher did not name its stopped rank: $(cat stop0-0.txt)"
     grep -qE "rank 0( \(on [^)]*$net.1\))?, which serves the rendezvous store at $net.1:" stop0-1.txt ||
