@@ -138,23 +138,7 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     }
     request_.checkpoint = target;
   }
-  if (!request_.checkpoint.empty()) {
-    // rank 0 finds the checkpoint; a rank whose machine cannot read it there (a node-local
-    // --out) reads rank 0's bytes, sent over the group
-    std::string resolved = !group || group->leader() ? about_checkpoint([&] {
-      return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag);
-    })
-                                                     : std::string();
-    if (group) resolved = group->share(resolved);
-    checkpoint_ =
-        group ? distributed::file_from_rank0(*group, resolved, local_checkpoint_) : resolved;
-    info_ = about_checkpoint([&] { return train::read_checkpoint_info(checkpoint_); });
-    // by location: the run file given, or the one beside the checkpoint's folder
-    const fs::path folder = fs::path(resolved).parent_path();
-    run_file_by_location_ = resolved != request_.checkpoint ? request_.checkpoint
-                            : folder.has_filename()         ? folder.string() + ".h5"
-                                                            : "";
-  }
+  if (!request_.checkpoint.empty()) open_checkpoint(group);
   if (has_checkpoint()) script_->set_hparams(info_.hparams, checkpoint_origin(), info_.name);
   if (!request_.overrides.empty()) {
     const auto before = script_->hparams();
@@ -194,6 +178,24 @@ RunContext::RunContext(RunRequest request, CheckpointUse use, distributed::Group
     about_checkpoint([&] { train::load_model_weights(checkpoint_, *spec_.model.module); });
     core::log::info("model weights from {} (step {})", checkpoint_, info_.step);
   }
+}
+
+// rank 0 finds the checkpoint; a rank whose machine cannot read it there (a node-local --out)
+// reads rank 0's bytes, sent over the group
+void RunContext::open_checkpoint(distributed::Group* group) {
+  std::string resolved = !group || group->leader() ? about_checkpoint([&] {
+    return train::resolve_checkpoint(request_.checkpoint, request_.checkpoint_flag);
+  })
+                                                   : std::string();
+  if (group) resolved = group->share(resolved);
+  checkpoint_ =
+      group ? distributed::file_from_rank0(*group, resolved, local_checkpoint_) : resolved;
+  info_ = about_checkpoint([&] { return train::read_checkpoint_info(checkpoint_); });
+  // by location: the run file given, or the one beside the checkpoint's folder
+  const fs::path folder = fs::path(resolved).parent_path();
+  run_file_by_location_ = resolved != request_.checkpoint ? request_.checkpoint
+                          : folder.has_filename()         ? folder.string() + ".h5"
+                                                          : "";
 }
 
 void RunContext::build_spec(torch::Device device) {

@@ -92,6 +92,9 @@ class RunContext {
 
  private:
   io::RunInfo run_info() const;
+  // Resolves the checkpoint asked for and reads what it holds (checkpoint_, info_, the run file
+  // it belongs to).
+  void open_checkpoint(distributed::Group* group);
   // The spec built from the script, with --epochs / --steps (also the script's hp.budget).
   void build_spec(torch::Device device);
   // Warns when a resumed run goes on with another thread count or device than its last stretch.
