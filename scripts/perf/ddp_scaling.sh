@@ -7,7 +7,7 @@
 # process would also use a second core for its data loading and start 1.3x higher. The six runs
 # alternate ROUNDS times; prints the medians of the world's samples per second and each
 # program's scaling efficiency, throughput(N) / (N x throughput(1)). From the repo root after a
-# build:   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]
+# build:   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]   (SIZES="1 2" for fewer sizes)
 set -euo pipefail
 rounds=${1:-3}
 steps=${2:-200}
@@ -15,6 +15,7 @@ model=${3:-mnist_cnn}
 engine=${ENGINE:-build/bin/engine}
 python=${PYTHON:-/usr/bin/python3}
 per_rank=32
+sizes=${SIZES:-1 2 4}
 "$python" -c 'import torch.distributed.run' 2>/dev/null ||
   { echo "needs Debian's python3-torch (torchrun) at $python" >&2; exit 2; }
 out=$(mktemp -d)
@@ -41,19 +42,19 @@ ddp_run() {  # N: samples/s of torchrun + DDP on N processes of one thread
 declare -A engine_sps ddp_sps engine_eff ddp_eff
 for ((r = 0; r < rounds; r++)); do
   declare -A e=() d=()
-  for n in 1 2 4; do
+  for n in $sizes; do
     e[$n]=$(engine_run $n)
     d[$n]=$(ddp_run $n)
     engine_sps[$n]+=" ${e[$n]}"
     ddp_sps[$n]+=" ${d[$n]}"
   done
-  for n in 1 2 4; do
+  for n in $sizes; do
     engine_eff[$n]+=" $(awk -v a=${e[$n]} -v b=${e[1]} -v n=$n 'BEGIN { print a / (n * b) }')"
     ddp_eff[$n]+=" $(awk -v a=${d[$n]} -v b=${d[1]} -v n=$n 'BEGIN { print a / (n * b) }')"
   done
 done
 echo "$model, $per_rank samples per process, 1 thread each, $steps steps, median of $rounds rounds"
-for n in 1 2 4; do
+for n in $sizes; do
   e=$(median ${engine_sps[$n]}); d=$(median ${ddp_sps[$n]})
   ee=$(median ${engine_eff[$n]}); de=$(median ${ddp_eff[$n]})
   awk -v n=$n -v e=$e -v d=$d -v ee=$ee -v de=$de -v er="${engine_sps[$n]}" -v dr="${ddp_sps[$n]}" 'BEGIN {
