@@ -231,6 +231,18 @@ void check_script(const std::string& path) {
   if (!fs::is_regular_file(path, ec)) throw core::UsageError("not a file: " + path);
 }
 
+// A word as the shell takes it back: quoted when it holds anything but plain path characters.
+std::string shell_word(const std::string& word) {
+  const bool plain =
+      !word.empty() && word.find_first_not_of(
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
+                           "klmnopqrstuvwxyz0123456789_./:=+-,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::IoError("cannot read " + path);

@@ -53,6 +53,9 @@ void check_script(const std::string& path);
 
 std::string read_file(const std::string& path);
 
+// A word as the shell takes it back: quoted when it holds anything but plain path characters.
+std::string shell_word(const std::string& word);
+
 // Takes every "--flag VALUE" and "--flag=VALUE" (a short flag: "-P VALUE" and "-PVALUE", as
 // DLBS writes -Pexp.num_batches=100) out of args, in order. cxxopts would split a repeated
 // flag's values at commas, which --var a,b,c and --set input_shape=1,28,28 need whole.

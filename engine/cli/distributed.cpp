@@ -10,6 +10,7 @@
 
 #include <torch/cuda.h>
 
+#include "engine/cli/common.hpp"
 #include "engine/core/errors.hpp"
 #include "engine/core/log.hpp"
 #include "engine/core/threads.hpp"
@@ -244,9 +245,9 @@ std::string resume_launch(const std::vector<std::string>& args, const distribute
                              "--dist_timeout", "--max_restarts"}) {
       const std::string flag = name;
       if (args[i] == flag && i + 1 < args.size()) {
-        words += " " + flag + " " + args[i + 1];
+        words += " " + flag + " " + shell_word(args[i + 1]);
       } else if (args[i].rfind(flag + "=", 0) == 0) {
-        words += " " + args[i];
+        words += " " + shell_word(args[i]);
       } else {
         continue;
       }

@@ -53,18 +53,6 @@ class RunFileObserver : public train::Observer {
   io::RunWriter* writer_ = nullptr;
 };
 
-// A word as the shell takes it back: quoted when it holds anything but plain path characters.
-std::string shell_word(const std::string& word) {
-  const bool plain =
-      !word.empty() && word.find_first_not_of(
-                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
-                           "klmnopqrstuvwxyz0123456789_./:=+-,@%") == std::string::npos;
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // The command that resumes this run exactly: the checkpoint holds the hyperparameters (--set
 // included) and the seed; the thread count, the device and the GPU backends' settings given
 // are what else a bit-identical continuation needs.

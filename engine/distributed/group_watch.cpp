@@ -55,13 +55,21 @@ std::string read_ranks(c10d::Store& store, std::vector<std::string>& hosts) {
   return line;
 }
 
-int whole_number(const std::string& text, const std::string& what) {
+// A number in [low, high]; a UsageError naming the argument otherwise.
+int whole_number(const std::string& text, const std::string& what, int low, int high) {
+  size_t used = 0;
+  int value = 0;
   try {
-    return std::stoi(text);
+    value = std::stoi(text, &used);
   } catch (const std::exception&) {
-    throw core::UsageError(std::string(kWatchCommand) + ": " + what + " '" + text +
-                           "' is not a number");
+    used = 0;
   }
+  if (used == 0 || used != text.size() || value < low || value > high) {
+    throw core::UsageError(std::string(kWatchCommand) + ": " + what + " '" + text +
+                           "' is not a number from " + std::to_string(low) + " to " +
+                           std::to_string(high));
+  }
+  return value;
 }
 
 }  // namespace
@@ -71,8 +79,8 @@ int watch_group_main(const std::vector<std::string>& args) {
     throw core::UsageError(std::string(kWatchCommand) +
                            " ADDRESS PORT SIZE (started by the engine's launcher)");
   }
-  const int port = whole_number(args[1], "PORT");
-  std::vector<std::string> hosts(static_cast<size_t>(whole_number(args[2], "SIZE")));
+  const int port = whole_number(args[1], "PORT", 1, 65535);
+  std::vector<std::string> hosts(static_cast<size_t>(whole_number(args[2], "SIZE", 1, 1 << 20)));
   std::signal(SIGPIPE, SIG_IGN);
   c10::intrusive_ptr<c10d::Store> store;
   for (;;) {

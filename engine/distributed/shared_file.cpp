@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <vector>
 
 #include "engine/core/errors.hpp"
+#include "engine/core/files.hpp"
 #include "engine/core/log.hpp"
 #include "engine/distributed/group.hpp"
 
@@ -21,17 +22,20 @@ bool readable(const std::string& path) {
   return in.good();
 }
 
-torch::Tensor bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::IoError(path + ": cannot be read on rank 0, which sends it to the others");
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<int64_t>(in.tellg());
-  in.seekg(0);
-  auto bytes = torch::empty({size}, torch::kUInt8);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data_ptr<uint8_t>()), size)) {
-    throw core::IoError(path + ": reading it failed on rank 0, which sends it to the others");
+// A file of this machine's temporary folder made for the copy (never one that was there), kept
+// by `copy` from the start so that a failed write leaves nothing behind.
+std::string new_local_file(const std::string& of, LocalCopy& copy) {
+  std::string path =
+      (fs::temp_directory_path() / ("engine-" + fs::path(of).filename().string() + "-XXXXXX"))
+          .string();
+  const int fd = mkstemp(path.data());
+  if (fd < 0) {
+    throw core::IoError(path + ": cannot make a file for rank 0's " + of +
+                        " here (this machine's temporary folder; TMPDIR chooses another)");
   }
-  return bytes;
+  close(fd);
+  copy = LocalCopy(path);
+  return path;
 }
 
 }  // namespace
@@ -54,30 +58,21 @@ std::string file_from_rank0(Group& group, const std::string& path, LocalCopy& co
   const auto wanted = group.sum({missing ? 1.0 : 0.0});
   if (wanted.front() == 0) return path;  // a shared disk: every rank reads it where it is
   auto size = torch::zeros({1}, torch::kInt64);
-  torch::Tensor bytes;
+  std::vector<uint8_t> data;
   if (group.leader()) {
-    bytes = bytes_of(path);
-    size.fill_(bytes.numel());
+    data = core::read_file(path);
+    size.fill_(static_cast<int64_t>(data.size()));
     core::log::info("sending {} ({} bytes) to the {} rank(s) that cannot read it", path,
-                    bytes.numel(), static_cast<int>(wanted.front()));
+                    data.size(), static_cast<int>(wanted.front()));
   }
   group.broadcast({size});
-  if (!group.leader()) bytes = torch::empty({size.item<int64_t>()}, torch::kUInt8);
+  if (!group.leader()) data.resize(static_cast<size_t>(size.item<int64_t>()));
+  auto bytes = torch::from_blob(data.data(), {static_cast<int64_t>(data.size())}, torch::kUInt8);
   group.broadcast({bytes});
   if (!missing) return path;
-  const fs::path local = fs::temp_directory_path() / ("engine-" + std::to_string(getpid()) + "-" +
-                                                      fs::path(path).filename().string());
-  {
-    std::ofstream out(local, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), bytes.numel());
-    if (!out) {
-      throw core::IoError(local.string() + ": cannot write rank 0's " + path +
-                          " here (this machine's temporary folder; TMPDIR chooses another)");
-    }
-  }
-  copy = LocalCopy(local.string());
+  core::write_file(new_local_file(path, copy), data);
   core::log::debug("rank {}: {} is not on this machine; rank 0 sent it ({})", group.rank(), path,
-                   local.string());
+                   copy.path());
   return copy.path();
 }
 
