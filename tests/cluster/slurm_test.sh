@@ -138,8 +138,11 @@ release() {
   state() { login_node squeue -h -j $job -o %T:%r; }
   held_or_going() { case "$(state)" in PENDING:BeginTime | RUNNING:* | "") true ;; *) false ;; esac; }
   wait_slurm held_or_going
-  [ "$(state)" != PENDING:BeginTime ] ||
-    login_node scontrol update jobid=$job StartTime=now || fail "cannot release job $job"
+  [ "$(state)" = PENDING:BeginTime ] || return 0
+  # the job's last start must have left both nodes first: released while they still complete
+  # it, the next start is refused ("Job credential revoked") and the job ends FAILED
+  wait_slurm both_idle
+  login_node scontrol update jobid=$job StartTime=now || fail "cannot release job $job"
 }
 # checkpointed JOB HOME: the job's run has its first checkpoint (fails if the job ended first)
 checkpointed() {
