@@ -100,6 +100,7 @@ wait_slurm() {
     sleep 0.2
   done
 }
+later_than() { [ "$(date +%s)" -gt "$1" ]; }  # the clock has passed second $1
 both_idle() { [ "$(login_node sinfo -h -N -o %t | grep -c idle)" = 2 ]; }
 wait_slurm both_idle
 
@@ -121,7 +122,9 @@ job_gone() { ! login_node squeue -h -j "$1" | grep -q .; }
 job_state() { login_node scontrol show job "$1" | grep -oE 'JobState=[A-Z]+'; }
 completed() {
   wait_slurm job_gone "$1"
-  [ "$(job_state "$1")" = JobState=COMPLETED ] || fail "job $1 ended $(job_state "$1"): $(cat slurm-$1.out)"
+  [ "$(job_state "$1")" = JobState=COMPLETED ] ||
+    fail "job $1 ended $(job_state "$1"): $(cat slurm-$1.out)
+the daemons said: $(grep -hE "error|revoked" "$WORK"/slurm*.log | tail -n 8)"
 }
 
 # 1. the recipe as written, to the end: four ranks, two on each node
@@ -140,8 +143,12 @@ release() {
   wait_slurm held_or_going
   [ "$(state)" = PENDING:BeginTime ] || return 0
   # the job's last start must have left both nodes first: released while they still complete
-  # it, the next start is refused ("Job credential revoked") and the job ends FAILED
+  # it, the next start is refused ("Job credential revoked") and the job ends FAILED. A slurmd
+  # also refuses a credential made in the same second as the one it revoked (Slurm compares
+  # them in whole seconds), so the release waits for the clock's next second after that
   wait_slurm both_idle
+  local left=$(date +%s)
+  wait_slurm later_than $left
   login_node scontrol update jobid=$job StartTime=now || fail "cannot release job $job"
 }
 # checkpointed JOB HOME: the job's run has its first checkpoint (fails if the job ended first)
