@@ -124,6 +124,13 @@ void GroupWatch::take_line(const std::string& line) {
     const bool timed_out =
         line.find("Timeout") != std::string::npos || line.find("timed out") != std::string::npos;
     error_ = timed_out ? "" : line.substr(6);
+    // A store that took the connection and then answered nothing is there and silent (rank 0
+    // stopped before the watcher's first reading): its silence counts from that reading's start.
+    // One that refused the connection may not be serving yet, and counts for nothing.
+    if (timed_out && !answered_ && line.find("trying to connect") == std::string::npos) {
+      answered_ = true;
+      last_answer_ = now - kConnectTimeout;
+    }
     return;
   }
   if (line.rfind("ok", 0) != 0) return;  // anything else the process printed
