@@ -102,6 +102,7 @@ EpochReader::EpochReader(const Pipeline& pipeline, uint64_t seed, int64_t epoch,
   next_batch_ = first_batch_;
   const int workers = static_cast<int>(std::min<int64_t>(
       pipeline_.worker_count(), std::max<int64_t>(1, num_batches_ - next_batch_)));
+  if (workers == 0) return;  // :workers(0): next() makes each batch on the calling thread
   capacity_ =
       static_cast<size_t>(std::max(1, (pipeline_.prefetch_depth() + workers - 1) / workers));
   for (int w = 0; w < workers; ++w) queues_.push_back(std::make_unique<Queue>());
@@ -211,6 +212,7 @@ void EpochReader::pin(Batch& batch) {
 
 std::optional<Batch> EpochReader::next_produced() {
   if (next_batch_ >= num_batches_) return std::nullopt;
+  if (queues_.empty()) return made_here();
   const int workers = static_cast<int>(queues_.size());
   // Worker w produces batches first + w, first + w + workers, ...
   Queue& q = *queues_[static_cast<size_t>((next_batch_ - first_batch_) % workers)];
@@ -225,6 +227,18 @@ std::optional<Batch> EpochReader::next_produced() {
   if (item.error) std::rethrow_exception(item.error);
   ++next_batch_;
   return std::move(item.batch);
+}
+
+// PyTorch's num_workers=0: the batch is made when it is asked for, on the asking thread, which
+// then waits for it; wait_seconds counts that time.
+std::optional<Batch> EpochReader::made_here() {
+  core::Timer waited;
+  at::NoGradGuard no_grad;
+  Batch batch = make_batch(next_batch_);
+  if (pin_memory_) pin(batch);
+  wait_seconds_ += waited.seconds();
+  ++next_batch_;
+  return batch;
 }
 
 }  // namespace engine::data

@@ -1,6 +1,7 @@
 // Runs one epoch of a pipeline on worker threads, handing batches over in a fixed order
-// through bounded queues. The order depends only on the seed and the epoch, never on the
-// number of workers, and an epoch can start at any sample (for resuming).
+// through bounded queues (or, with no workers, on the thread that asks for each batch). The order
+// depends only on the seed and the epoch, never on the number of workers, and an epoch can start at
+// any sample (for resuming).
 #pragma once
 
 #include <torch/types.h>
@@ -62,6 +63,7 @@ class EpochReader {
   Batch make_batch(int64_t index) const;
   static void pin(Batch& batch);
   std::optional<Batch> next_produced();
+  std::optional<Batch> made_here();
   void work(int worker);
   void stop();
 

@@ -134,7 +134,12 @@ Pipeline Pipeline::prefetch(int batches) const {
 }
 
 Pipeline Pipeline::workers(int count) const {
-  if (count < 1) throw core::UsageError(":workers expects a positive number of threads");
+  if (count < 0) {
+    throw core::UsageError(
+        ":workers expects a number of threads, or 0 to load on the training "
+        "thread (got " +
+        std::to_string(count) + ")");
+  }
   Pipeline p = *this;
   p.workers_ = count;
   return p;
@@ -143,7 +148,7 @@ Pipeline Pipeline::workers(int count) const {
 int Pipeline::worker_count() const {
   // Training uses every core for libtorch; one loader thread per four cores keeps up with the
   // in-memory sources and leaves the rest to the model.
-  return workers_ > 0 ? workers_ : std::max(1, core::available_cores() / 4);
+  return workers_ >= 0 ? workers_ : std::max(1, core::available_cores() / 4);
 }
 
 int64_t Pipeline::size() const {

@@ -70,7 +70,7 @@ class Pipeline {
   int64_t shard_world_ = 1;
   bool shard_padded_ = true;
   int prefetch_ = 4;
-  int workers_ = 0;  // 0: default
+  int workers_ = -1;  // -1: default; 0: batches made on the consuming thread
 };
 
 }  // namespace engine::data

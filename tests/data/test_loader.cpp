@@ -44,6 +44,7 @@ TEST_CASE("shuffling depends on seed and epoch only, not on the number of worker
   const auto a = epoch_targets(p.workers(1), 5, 0);
   CHECK(a == epoch_targets(p.workers(3), 5, 0));
   CHECK(a == epoch_targets(p.workers(2).prefetch(1), 5, 0));
+  CHECK(a == epoch_targets(p.workers(0), 5, 0));  // made on this thread, as num_workers=0
   CHECK(a != epoch_targets(p, 5, 1));
   CHECK(a != epoch_targets(p, 6, 0));
   auto sorted = a;
@@ -57,6 +58,7 @@ TEST_CASE("an epoch can start at any sample and continues in the same order") {
   CHECK(epoch_targets(p, 3, 2, 32) == std::vector<int64_t>(all.begin() + 32, all.end()));
   CHECK(epoch_targets(p, 3, 2, 35) == std::vector<int64_t>(all.begin() + 35, all.end()));
   CHECK(epoch_targets(p, 3, 2, 50).empty());
+  CHECK(epoch_targets(p.workers(0), 3, 2, 35) == std::vector<int64_t>(all.begin() + 35, all.end()));
   // mid-batch: the rest of that batch first, then the batches an uninterrupted epoch yields
   data::EpochReader reader(p, 3, 2, 35);
   CHECK(reader.next()->size() == 5);
@@ -74,6 +76,11 @@ TEST_CASE("a worker's error reaches the consumer") {
   data::Pipeline p(std::make_shared<Failing>());
   data::EpochReader reader(p.batch(2), 0, 0);
   CHECK_THROWS_WITH_AS(reader.next(), "broken sample", core::DataError);
+  data::EpochReader inline_reader(p.batch(2).workers(0), 0, 0);
+  CHECK_THROWS_WITH_AS(inline_reader.next(), "broken sample", core::DataError);
+  CHECK_THROWS_WITH_AS(p.workers(-1),
+                       doctest::Contains(":workers expects a number of threads, or 0"),
+                       core::UsageError);
 }
 
 TEST_CASE("a reader stopped early joins its workers") {
