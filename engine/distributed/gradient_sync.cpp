@@ -1,5 +1,6 @@
 #include "engine/distributed/gradient_sync.hpp"
 
+#include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "engine/core/errors.hpp"
+#include "engine/distributed/shared_memory_sum.hpp"
 
 namespace engine::distributed {
 namespace {
@@ -18,6 +20,38 @@ constexpr size_t kFirstBucketBytes = 1 << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BY
 // copy from the buckets back into separate gradient tensors after each all-reduce, and no
 // second copy of the gradients' memory.
 constexpr bool kGradientAsBucketView = true;
+
+// Each bucket averaged through the machine's shared segment, on the thread that runs the
+// backward pass (the Reducer calls it when the bucket's last gradient is ready).
+class SharedMemoryHook : public c10d::CommHookInterface {
+ public:
+  explicit SharedMemoryHook(SharedMemorySum& sum) : sum_(sum) {}
+  c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    auto& buffer = bucket.getBufferRef();
+    sum_.average(buffer);
+    auto done = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());
+    done->markCompleted(c10::IValue(buffer));
+    return done;
+  }
+  at::Tensor parseHookResult(const c10::IValue& result) override { return result.toTensor(); }
+
+ private:
+  SharedMemorySum& sum_;
+};
+
+// What the shared segment must hold: one bucket as large as every trainable parameter of the
+// model; nothing when a parameter is of a type it does not sum (Gloo carries those).
+size_t shared_bytes(const std::vector<torch::Tensor>& params) {
+  size_t bytes = 0;
+  for (const auto& p : params) {
+    if (!p.device().is_cpu() || p.is_sparse() ||
+        (p.scalar_type() != torch::kFloat32 && p.scalar_type() != torch::kFloat64)) {
+      return 0;
+    }
+    bytes += p.nbytes();
+  }
+  return bytes;
+}
 
 std::vector<torch::Tensor> trainable(std::vector<torch::Tensor> parameters) {
   parameters.erase(std::remove_if(parameters.begin(), parameters.end(),
@@ -34,24 +68,25 @@ std::unique_ptr<Reducer> make_reducer(std::vector<torch::Tensor> params,
                                       std::vector<std::vector<size_t>> buckets,
                                       std::vector<size_t> limits,
                                       const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                                      int64_t bucket_bytes, bool find_unused) {
+                                      int64_t bucket_bytes, bool find_unused,
+                                      int64_t first_bucket_bytes) {
   const size_t count = params.size();
   if constexpr (std::is_constructible_v<
                     Reducer, std::vector<torch::Tensor>, std::vector<std::vector<size_t>>,
                     std::vector<size_t>, c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<bool>,
                     int64_t, bool, bool, std::unordered_map<size_t, std::string>, int64_t>) {
-    return std::make_unique<Reducer>(
-        std::move(params), std::move(buckets), std::move(limits), group,
-        std::vector<bool>(count, false), bucket_bytes, find_unused, kGradientAsBucketView,
-        std::unordered_map<size_t, std::string>{}, static_cast<int64_t>(kFirstBucketBytes));
+    return std::make_unique<Reducer>(std::move(params), std::move(buckets), std::move(limits),
+                                     group, std::vector<bool>(count, false), bucket_bytes,
+                                     find_unused, kGradientAsBucketView,
+                                     std::unordered_map<size_t, std::string>{}, first_bucket_bytes);
   } else {
     (void)limits;
-    return std::make_unique<Reducer>(
-        std::move(params), std::move(buckets), group, std::vector<bool>(count, false), bucket_bytes,
-        find_unused, kGradientAsBucketView, std::unordered_map<size_t, std::string>{},
-        static_cast<int64_t>(kFirstBucketBytes),
-        /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
-        std::vector<int64_t>{});
+    return std::make_unique<Reducer>(std::move(params), std::move(buckets), group,
+                                     std::vector<bool>(count, false), bucket_bytes, find_unused,
+                                     kGradientAsBucketView,
+                                     std::unordered_map<size_t, std::string>{}, first_bucket_bytes,
+                                     /*skip_all_reduce_unused_params=*/false,
+                                     /*use_python_reducer=*/false, std::vector<int64_t>{});
   }
 }
 
@@ -80,14 +115,32 @@ GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
     }
     group_.fail("checking that every rank builds the same model", e);
   }
+  if (options.shared_memory) {
+    try {
+      local_sum_ = SharedMemorySum::open(group_, shared_bytes(params));
+    } catch (const core::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      group_.fail("setting up the shared-memory gradient all-reduce", e);
+    }
+  }
+  // Through shared memory the sum takes the backward pass's own core, so starting it early
+  // overlaps nothing: one bucket (of each type), averaged once every gradient is ready.
+  size_t first_bucket = kFirstBucketBytes;
+  if (local_sum_) {
+    first_bucket = shared_bytes(params);
+    options.bucket_bytes = static_cast<int64_t>(first_bucket);
+  }
   auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(
-      params, {kFirstBucketBytes, static_cast<size_t>(options.bucket_bytes)},
+      params, {first_bucket, static_cast<size_t>(options.bucket_bytes)},
       std::vector<bool>(params.size(), false));
   std::reverse(buckets.begin(), buckets.end());
   std::reverse(limits.begin(), limits.end());
   try {
     reducer_ = make_reducer(std::move(params), std::move(buckets), std::move(limits),
-                            group_.backend(), options.bucket_bytes, options.find_unused_parameters);
+                            group_.backend(), options.bucket_bytes, options.find_unused_parameters,
+                            static_cast<int64_t>(first_bucket));
+    if (local_sum_) reducer_->register_comm_hook(std::make_unique<SharedMemoryHook>(*local_sum_));
   } catch (const std::exception& e) {
     group_.fail("setting up the gradient all-reduce", e);
   }

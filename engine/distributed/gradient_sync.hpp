@@ -18,9 +18,14 @@ class Reducer;
 
 namespace engine::distributed {
 
+class SharedMemorySum;
+
 struct GradientSyncOptions {
   int64_t bucket_bytes = 25 << 20;      // DDP's bucket_cap_mb = 25
   bool find_unused_parameters = false;  // DDP's option: parameters a step may leave unused
+  // Ranks that all run on one machine (CPU) average through a shared-memory segment, in one
+  // bucket, rather than through Gloo's loopback (SharedMemorySum); false keeps Gloo.
+  bool shared_memory = true;
 };
 
 class GradientSync {
@@ -41,10 +46,13 @@ class GradientSync {
   // Backward passes without this call (the first batches of an accumulation group) keep their
   // gradients local, as DDP's no_sync().
   void before_backward(const torch::Tensor& loss);
+  // Whether the gradients go through this machine's shared segment rather than Gloo.
+  bool through_shared_memory() const { return local_sum_ != nullptr; }
 
  private:
   Group& group_;
   std::vector<torch::Tensor> buffers_;
+  std::unique_ptr<SharedMemorySum> local_sum_;  // outlives the reducer, whose hook uses it
   std::unique_ptr<c10d::Reducer> reducer_;
 };
 

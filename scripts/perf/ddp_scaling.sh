@@ -6,8 +6,8 @@
 # runs on one core (taskset -c 0), the core each of N ranks has: unpinned, the engine's one
 # process would also use a second core for its data loading and start 1.3x higher. The six runs
 # alternate ROUNDS times; prints the medians of the world's samples per second and each
-# program's scaling efficiency, throughput(N) / (N x throughput(1)). From the repo root after a
-# build:   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]   (SIZES="1 2" for fewer sizes)
+# program's scaling efficiency, throughput(N) / (N x throughput(1)), and each round's. From the
+# repo root after a build:   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]   (SIZES="1 2" for fewer sizes)
 set -euo pipefail
 rounds=${1:-3}
 steps=${2:-200}
@@ -42,9 +42,10 @@ ddp_run() {  # N: samples/s of torchrun + DDP on N processes of one thread
 declare -A engine_sps ddp_sps engine_eff ddp_eff
 for ((r = 0; r < rounds; r++)); do
   declare -A e=() d=()
+  # each program's sizes back to back, so that its efficiency compares runs a few seconds apart
+  for n in $sizes; do e[$n]=$(engine_run $n); done
+  for n in $sizes; do d[$n]=$(ddp_run $n); done
   for n in $sizes; do
-    e[$n]=$(engine_run $n)
-    d[$n]=$(ddp_run $n)
     engine_sps[$n]+=" ${e[$n]}"
     ddp_sps[$n]+=" ${d[$n]}"
   done
@@ -61,4 +62,10 @@ for n in $sizes; do
     printf "  %d process%s: engine %.0f samples/s (scaling efficiency %.0f%%), torchrun + DDP %.0f (%.0f%%), engine / DDP %.2fx\n",
       n, (n == 1 ? "" : "es"), e, 100 * ee, d, 100 * de, e / d
     printf "    runs: engine%s | DDP%s\n", er, dr }'
+  [ "$n" = 1 ] && continue
+  awk -v ee="${engine_eff[$n]}" -v de="${ddp_eff[$n]}" 'BEGIN {
+    k = split(ee, a, " "); split(de, b, " "); ahead = 0; line = ""
+    for (i = 1; i <= k; i++) {
+      line = line sprintf(" %.0f/%.0f", 100 * a[i], 100 * b[i]); if (a[i] >= b[i]) ahead++ }
+    printf "    efficiency per round, engine/DDP %%:%s (engine at or above DDP in %d of %d)\n", line, ahead, k }'
 done

@@ -14,6 +14,7 @@
 #include "engine/distributed/gradient_sync.hpp"
 #include "engine/distributed/group.hpp"
 #include "engine/distributed/launcher.hpp"
+#include "tests/distributed/on_ranks.hpp"
 
 using namespace engine;
 
@@ -30,21 +31,8 @@ distributed::World world_of(int rank, int size, int port) {
   return w;
 }
 
-// Runs body(rank) on two threads; returns what each threw ("" when nothing).
 std::vector<std::string> on_two_ranks(const std::function<void(int)>& body) {
-  std::vector<std::string> errors(2);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
+  return test::on_ranks(2, body);
 }
 
 }  // namespace
