@@ -4,10 +4,11 @@
 # each, 32 samples per process (weak scaling: the global batch grows with the processes), the
 # same model and optimizer (scripts/perf/dist_step.lua, scripts/perf/ddp_step.py). One process
 # runs on one core (taskset -c 0), the core each of N ranks has: unpinned, the engine's one
-# process would also use a second core for its data loading and start 1.3x higher. The six runs
-# alternate ROUNDS times; prints the medians of the world's samples per second and each
-# program's scaling efficiency, throughput(N) / (N x throughput(1)), and each round's. From the
-# repo root after a build:   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]   (SIZES="1 2" for fewer sizes)
+# process would also use a second core for its data loading and start 1.3x higher. Each of
+# ROUNDS rounds runs the engine at every size, then DDP at every size; prints the medians of
+# the world's samples per second and of each program's scaling efficiency, throughput(N) /
+# (N x throughput(1)), and every round's efficiencies. From the repo root after a build:
+#   scripts/perf/ddp_scaling.sh [ROUNDS] [STEPS] [MODEL]   (SIZES="1 2" for fewer sizes)
 set -euo pipefail
 rounds=${1:-3}
 steps=${2:-200}
@@ -37,8 +38,7 @@ ddp_run() {  # N: samples/s of torchrun + DDP on N processes of one thread
     --redirects 1 --tee 1 --log_dir "$out/torchrun" scripts/perf/ddp_step.py --model "$model" --batch $per_rank --steps "$steps" --threads 1 2>/dev/null |
     sed -nE 's/.*"samples_per_second": ([0-9.e+]+).*/\1/p'
 }
-# each round runs the six one after the other; a round's efficiencies are taken against its own
-# one-process runs (the host's speed drifts by 5-25% within minutes), and the medians printed
+# a round's efficiencies are taken against its own one-process runs (the host's speed drifts by 5-25% within minutes), and the medians printed
 declare -A engine_sps ddp_sps engine_eff ddp_eff
 for ((r = 0; r < rounds; r++)); do
   declare -A e=() d=()
