@@ -204,17 +204,30 @@ std::byte* SharedMemorySum::slot(int rank) const {
   return data_ + slot_bytes_ * static_cast<size_t>(rank);
 }
 
+bool SharedMemorySum::fits(const torch::Tensor& flat) const {
+  return flat.device().is_cpu() && flat.is_contiguous() && flat.nbytes() <= slot_bytes_ &&
+         (flat.scalar_type() == torch::kFloat32 || flat.scalar_type() == torch::kFloat64);
+}
+
 void SharedMemorySum::average(torch::Tensor& flat) {
+  at::NoGradGuard no_grad;
+  if (fits(flat)) flat.div_(size_);  // as the Reducer divides before Gloo's sum
+  reduce(flat);
+}
+
+void SharedMemorySum::sum(torch::Tensor& flat) {
+  reduce(flat);
+}
+
+void SharedMemorySum::reduce(torch::Tensor& flat) {
   const size_t bytes = flat.nbytes();
-  if (!flat.device().is_cpu() || !flat.is_contiguous() || bytes > slot_bytes_ ||
-      (flat.scalar_type() != torch::kFloat32 && flat.scalar_type() != torch::kFloat64)) {
-    give_up("a gradient bucket of " + std::to_string(bytes) + " bytes (" +
+  if (!fits(flat)) {
+    give_up("a tensor of " + std::to_string(bytes) + " bytes (" +
             std::string(c10::toString(flat.scalar_type())) +
             ") does not fit the shared segment's slots of " + std::to_string(slot_bytes_) +
             " bytes of float or double");
   }
   at::NoGradGuard no_grad;
-  flat.div_(size_);  // as the Reducer divides before Gloo's sum
   std::memcpy(slot(rank_), flat.data_ptr(), bytes);
   arrive("its gradients");
   const int64_t n = flat.numel();

@@ -36,11 +36,17 @@ class SharedMemorySum {
   // over the ranks: each rank's tensor divided by the world's size, then summed in rank order,
   // the same value on every rank. Throws std::runtime_error when a rank does not come.
   void average(torch::Tensor& flat);
+  // flat becomes the sum over the ranks, in rank order (SyncBatchNorm's statistics).
+  void sum(torch::Tensor& flat);
+  // Whether `sum` and `average` take this tensor: contiguous float or double on the CPU, no
+  // larger than a slot. The same answer on every rank for tensors of the same shape.
+  bool fits(const torch::Tensor& flat) const;
 
  private:
   SharedMemorySum(int rank, int size, std::chrono::milliseconds timeout, void* mapping,
                   size_t mapping_bytes, size_t slot_bytes);
   std::byte* slot(int rank) const;
+  void reduce(torch::Tensor& flat);
   std::byte* result() const { return slot(size_); }
   void arrive(const char* waiting_for);
   void check_peers(const char* waiting_for);

@@ -4,6 +4,7 @@
 
 #include "engine/core/errors.hpp"
 #include "engine/core/format.hpp"
+#include "engine/distributed/shared_memory_sum.hpp"
 #include "engine/nn/parameter_slots.hpp"
 
 namespace engine::train {
@@ -34,8 +35,17 @@ DataParallel::DataParallel(distributed::Group& group, TrainSpec& spec)
   parameters_ = nn::unique_parameters(*spec_.model.module);
   sync_ = std::make_unique<distributed::GradientSync>(group_, parameters_,
                                                       buffers_of(*spec_.model.module));
-  const nn::ProcessSum processes{rank(), size(),
-                                 [this](torch::Tensor& t) { group_.all_reduce(t); }};
+  // SyncBatchNorm's small sums, many a step, through the machine's shared segment when the
+  // gradients take it (Gloo's latency is milliseconds a sum on busy cores); Gloo otherwise
+  distributed::SharedMemorySum* local = sync_->local_sum();
+  const nn::ProcessSum processes{rank(), size(), [this, local](torch::Tensor& t) {
+                                   if (!local || !local->fits(t)) return group_.all_reduce(t);
+                                   try {
+                                     local->sum(t);
+                                   } catch (const std::exception& e) {
+                                     group_.fail("the SyncBatchNorm statistics' sum", e);
+                                   }
+                                 }};
   for (const auto& module : spec_.model.module->modules()) {
     auto batchnorm = std::dynamic_pointer_cast<nn::BatchNormImpl>(module);
     if (!batchnorm) continue;

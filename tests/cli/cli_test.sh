@@ -228,6 +228,9 @@ $b"
       --out "$WORK/live" --threads 1 > live.txt 2>&1 &
     pid=$!
     wait_for "$WORK/live/resume/*/ckpt-2.h5" $pid live.txt
+    # frozen at once, so that it is still mid-run however long the check below takes on a
+    # loaded machine (it finished its 21 steps first once, and the resume found it completed)
+    kill -STOP $pid
     live=$(ls "$WORK"/live/resume/*.h5)
     expect 2 "the run is in use by process $pid on $(hostname)" -- \
       "$ENGINE" train "$FIX/resume_train.lua" --resume "$live"

@@ -80,7 +80,8 @@ TEST_CASE("two ranks of one machine average through shared memory, to Gloo's bit
   CHECK_FALSE(torch::equal(through_memory[0], torch::zeros_like(through_memory[0])));
 }
 
-TEST_CASE("three ranks: each rank's tensor divided by three, then summed in rank order") {
+TEST_CASE(
+    "three ranks: each rank's tensor divided by three, then summed in rank order; or summed") {
   const int port = distributed::free_port();
   std::vector<torch::Tensor> inputs, outputs(3);
   for (int r = 0; r < 3; ++r) {
@@ -94,12 +95,21 @@ TEST_CASE("three ranks: each rank's tensor divided by three, then summed in rank
     sum->average(flat);
     auto again = flat.clone();  // a second round through the same segment
     sum->average(again);
-    outputs[static_cast<size_t>(r)] = torch::cat({flat, again});
+    auto total = inputs[static_cast<size_t>(r)].to(torch::kFloat64).narrow(0, 0, 10);
+    REQUIRE(sum->fits(total));
+    sum->sum(total);  // SyncBatchNorm's sum: no division, any float type that fits
+    CHECK_FALSE(sum->fits(torch::ones({2000})));
+    CHECK_FALSE(sum->fits(torch::ones({4, 4}).t()));
+    outputs[static_cast<size_t>(r)] = torch::cat({flat, again, total.to(torch::kFloat32)});
   });
   for (const auto& e : errors) CHECK(e == "");
   const auto mean = inputs[0] / 3 + inputs[1] / 3 + inputs[2] / 3;
   const auto mean_again = mean / 3 + mean / 3 + mean / 3;
-  for (int r = 0; r < 3; ++r) CHECK(torch::equal(outputs[r], torch::cat({mean, mean_again})));
+  const auto head = [&](int r) { return inputs[r].to(torch::kFloat64).narrow(0, 0, 10); };
+  const auto total = (head(0) + head(1) + head(2)).to(torch::kFloat32);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(torch::equal(outputs[r], torch::cat({mean, mean_again, total})));
+  }
 }
 
 TEST_CASE("ranks on two machines keep Gloo") {
