@@ -265,8 +265,8 @@ TEST_CASE("a file whose damage crashes or hangs HDF5 is shown as damaged; the se
   const auto look = json::parse(report::folder_json(folder));
   // 935 makes every read go round in circles; 965 sends HDF5 through a garbage offset, which
   // crashes or reads on depending on what the process's memory holds there (likely HDF5's
-  // free lists, which the reading child inherits): it crashed in the whole binary and read as a run
-  // when this case ran alone. Either way the server lives on and says what it found.
+  // free lists, which the reading child inherits): it crashed in the whole binary and read as
+  // a run when this case ran alone. Either way the server lives on and says what it found.
   const auto loop = entry_named(look, "flipped-935.h5");
   CHECK(loop["kind"] == "unreadable");
   CHECK(loop["state"].get<std::string>().find("damaged") != std::string::npos);
