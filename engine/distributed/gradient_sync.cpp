@@ -115,9 +115,10 @@ GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
     }
     group_.fail("checking that every rank builds the same model", e);
   }
+  const size_t segment_bytes = shared_bytes(params);
   if (options.shared_memory) {
     try {
-      local_sum_ = SharedMemorySum::open(group_, shared_bytes(params));
+      local_sum_ = SharedMemorySum::open(group_, segment_bytes);
     } catch (const core::Error&) {
       throw;
     } catch (const std::exception& e) {
@@ -128,7 +129,7 @@ GradientSync::GradientSync(Group& group, std::vector<torch::Tensor> parameters,
   // overlaps nothing: one bucket (of each type), averaged once every gradient is ready.
   size_t first_bucket = kFirstBucketBytes;
   if (local_sum_) {
-    first_bucket = shared_bytes(params);
+    first_bucket = segment_bytes;
     options.bucket_bytes = static_cast<int64_t>(first_bucket);
   }
   auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(
