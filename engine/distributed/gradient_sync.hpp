@@ -46,8 +46,6 @@ class GradientSync {
   // Backward passes without this call (the first batches of an accumulation group) keep their
   // gradients local, as DDP's no_sync().
   void before_backward(const torch::Tensor& loss);
-  // Whether the gradients go through this machine's shared segment rather than Gloo.
-  bool through_shared_memory() const { return local_sum_ != nullptr; }
   // The machine's shared segment, for other sums of the same ranks (SyncBatchNorm); null when
   // the gradients go through Gloo.
   SharedMemorySum* local_sum() const { return local_sum_.get(); }
